@@ -28,18 +28,18 @@ func (r Report) WriteText(w io.Writer) error {
 
 	s := r.Settings
 	fmt.Fprintf(tw, "\nSettings\n")
-	fmt.Fprintf(tw, "  lockdown\t%s\n", s.Lockdown)
-	fmt.Fprintf(tw, "  kptr_restrict\t%s\n", s.KptrRestrict)
-	fmt.Fprintf(tw, "  perf_event_paranoid\t%s\n", s.PerfEventParanoid)
-	fmt.Fprintf(tw, "  io_uring_disabled\t%s\n", s.IOUringDisabled)
-	fmt.Fprintf(tw, "  kernel config\t%s\n", s.ConfigSource)
+	row(tw, "  lockdown", s.Lockdown)
+	row(tw, "  kptr_restrict", s.KptrRestrict)
+	row(tw, "  perf_event_paranoid", s.PerfEventParanoid)
+	row(tw, "  io_uring_disabled", s.IOUringDisabled)
+	row(tw, "  kernel config", s.ConfigSource)
 	names := make([]string, 0, len(s.Config))
 	for k := range s.Config {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		fmt.Fprintf(tw, "    %s\t%s\n", k, s.Config[k])
+		row(tw, "    "+k, s.Config[k])
 	}
 
 	for _, sec := range sections {
@@ -48,25 +48,26 @@ func (r Report) WriteText(w io.Writer) error {
 			if c.Kind != sec.kind {
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.Status, c.Detail)
+			row(tw, "  "+c.Name, c.Status, c.Detail)
 			if c.Instead != "" && c.Status != StatusOK {
-				fmt.Fprintf(tw, "  \t\t-> %s\n", c.Instead)
+				row(tw, "", "", "-> "+c.Instead)
 			}
 		}
 	}
 
 	fmt.Fprintf(tw, "\nDecision (auto)\n")
-	decisionRow(tw, "accounting", r.Accounting, skipped(r, AttachTpBTF))
-	decisionRow(tw, "attribution", r.Attribution, skipped(r, AttachFentry, AttachKprobe))
+	row(tw, "  accounting", r.Accounting, skipped(r, AttachTpBTF))
+	row(tw, "  attribution", r.Attribution, skipped(r, AttachFentry, AttachKprobe))
 	return tw.Flush()
 }
 
-func decisionRow(w io.Writer, layer, backend, note string) {
-	if note == "" {
-		fmt.Fprintf(w, "  %s\t%s\n", layer, backend)
-		return
+// row writes tab-separated cells without trailing empty ones, which
+// tabwriter would pad into trailing spaces.
+func row(w io.Writer, cells ...string) {
+	for len(cells) > 1 && cells[len(cells)-1] == "" {
+		cells = cells[:len(cells)-1]
 	}
-	fmt.Fprintf(w, "  %s\t%s  %s\n", layer, backend, note)
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
 }
 
 // skipped says which better rungs were passed over, if any.
