@@ -188,3 +188,6 @@ func (r *Ring) Close() error {
 	}
 	return nil
 }
+
+// Fd is the ring's file descriptor (pollable: POLLIN when CQEs are ready).
+func (r *Ring) Fd() int { return r.fd }

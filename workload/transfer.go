@@ -1,0 +1,297 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+const (
+	setupTimeout = 15 * time.Second
+	stopGrace    = 5 * time.Second
+)
+
+// Transfer is a prepared set of streams whose threads wait for Run.
+type Transfer struct {
+	cfg     Config
+	topo    *topology
+	file    string
+	pat     pattern
+	workers []*worker
+	done    chan workerDone
+
+	mu       sync.Mutex
+	ran      bool
+	closed   bool
+	closeErr error
+}
+
+// Prepare validates cfg, builds the topology and payload file, and starts a
+// sender and a receiver thread per stream. When it returns, every
+// connection is established and every thread is parked; no data has moved.
+func Prepare(cfg Config) (*Transfer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	t := &Transfer{cfg: cfg, pat: newPattern(cfg.Size), done: make(chan workerDone, 2*cfg.Streams)}
+	var err error
+	if t.topo, err = newTopology(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.usesFile() {
+		if t.file, err = createPayloadFile(); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	ready := make(chan error, 2*cfg.Streams)
+	for i := range cfg.Streams {
+		port := make(chan int, 1)
+		rx, tx := newWorker(RoleReceiver, i), newWorker(RoleSender, i)
+		t.workers = append(t.workers, tx, rx)
+		go t.receiverMain(rx, port, ready)
+		go t.senderMain(tx, port, ready)
+	}
+	var errs []error
+	timeout := time.After(setupTimeout)
+wait:
+	for range t.workers {
+		select {
+		case err := <-ready:
+			if err != nil {
+				errs = append(errs, err)
+				t.shutdownAll() // wake a peer stuck in accept
+			}
+		case <-timeout:
+			errs = append(errs, fmt.Errorf("stream setup did not finish within %v", setupTimeout))
+			break wait
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Transfer) mss() int {
+	if t.cfg.RxMethod == RxZerocopy {
+		return zcMSS
+	}
+	return 0
+}
+
+// receiverMain: listen, hand the port to the sender, accept, park.
+func (t *Transfer) receiverMain(w *worker, port chan<- int, ready chan<- error) {
+	fail := func(err error) {
+		port <- -1
+		ready <- err
+		w.closeFd()
+		close(w.exited)
+	}
+	if err := w.lockThread(t.cfg.ReceiverCPU, t.topo.receiver); err != nil {
+		fail(err)
+		return
+	}
+	ln, p, err := listenTCP(t.topo.receiver.addr(), t.mss())
+	if err != nil {
+		fail(fmt.Errorf("receiver %d: %w", w.Stream, err))
+		return
+	}
+	w.setFd(ln) // so that a failed Prepare can wake accept with shutdown
+	port <- p
+	fd, err := acceptTCP(ln)
+	w.closeFd()
+	if err != nil {
+		ready <- fmt.Errorf("receiver %d: %w", w.Stream, err)
+		close(w.exited)
+		return
+	}
+	w.setFd(fd)
+	rs := &rxStream{cfg: t.cfg, fd: fd, pat: t.pat}
+	m, err := newRxMethod(rs)
+	if err != nil {
+		ready <- fmt.Errorf("receiver %d: %w", w.Stream, err)
+		w.closeFd()
+		close(w.exited)
+		return
+	}
+	ready <- nil
+	w.park(func(*runCtl) (StreamResult, error) {
+		err := rs.run(m)
+		return rs.res, err
+	}, t.done, m.close)
+}
+
+// senderMain: wait for the port, connect, set up the method, park.
+func (t *Transfer) senderMain(w *worker, port <-chan int, ready chan<- error) {
+	fail := func(err error) {
+		ready <- err
+		w.closeFd()
+		close(w.exited)
+	}
+	if err := w.lockThread(t.cfg.SenderCPU, t.topo.sender); err != nil {
+		fail(err)
+		return
+	}
+	var p int
+	select {
+	case p = <-port:
+	case <-time.After(setupTimeout):
+		p = -1
+	}
+	if p < 0 {
+		fail(fmt.Errorf("sender %d: receiver not listening", w.Stream))
+		return
+	}
+	fd, err := dialTCP(t.topo.receiver.addr(), p, t.mss(), nil)
+	if err != nil {
+		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
+		return
+	}
+	w.setFd(fd)
+	ts := &txStream{cfg: t.cfg, fd: fd, file: t.file, pat: t.pat}
+	m, err := newTxMethod(ts)
+	if err != nil {
+		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
+		return
+	}
+	ready <- nil
+	w.park(func(ctl *runCtl) (StreamResult, error) {
+		err := ts.run(m, ctl)
+		return ts.res, err
+	}, t.done, m.close)
+}
+
+// Threads lists every sender and receiver thread.
+func (t *Transfer) Threads() []Thread {
+	out := make([]Thread, 0, len(t.workers))
+	for _, w := range t.workers {
+		out = append(out, w.Thread)
+	}
+	return out
+}
+
+func (t *Transfer) shutdownAll() {
+	for _, w := range t.workers {
+		w.shutdown()
+	}
+}
+
+// Run releases all threads and returns when every stream has finished:
+// after Bytes per stream, or after Duration (senders stop, receivers drain
+// to EOF so received == sent). Cancelling ctx shuts the sockets down and
+// returns promptly with ctx's error. Threads stay alive and parked
+// afterwards, until Close. A Transfer runs once.
+func (t *Transfer) Run(ctx context.Context) (Result, error) {
+	t.mu.Lock()
+	if t.closed || t.ran {
+		t.mu.Unlock()
+		return Result{}, errors.New("workload: transfer already ran or closed")
+	}
+	t.ran = true
+	t.mu.Unlock()
+
+	if t.cfg.ColdCache && t.file != "" {
+		if err := evictFile(t.file); err != nil {
+			return Result{}, err
+		}
+	}
+	ctl := &runCtl{limit: t.cfg.Bytes}
+	res := Result{Streams: make([]StreamResult, t.cfg.Streams)}
+	start := time.Now()
+	for _, w := range t.workers {
+		w.cmd <- ctl
+	}
+	if t.cfg.Duration > 0 {
+		timer := time.AfterFunc(t.cfg.Duration, func() { ctl.stop.Store(true) })
+		defer timer.Stop()
+	}
+
+	abort := func() {
+		ctl.stop.Store(true)
+		ctl.abort.Store(true)
+		t.shutdownAll()
+	}
+	var errs []error
+	var grace <-chan time.Time
+	ctxDone := ctx.Done()
+	end := start
+	failed := false
+	for pending := len(t.workers); pending > 0; {
+		select {
+		case d := <-t.done:
+			pending--
+			res.Streams[d.w.Stream].add(d.res)
+			end = later(end, d.end)
+			if d.err != nil && !ctl.abort.Load() {
+				errs = append(errs, fmt.Errorf("%s %d: %w", d.w.Role, d.w.Stream, d.err))
+				// The peer may now block forever (full socket buffer).
+				failed = true
+				abort()
+				grace = time.After(stopGrace)
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			abort()
+			grace = time.After(stopGrace)
+		case <-grace:
+			errs = append(errs, fmt.Errorf("workload: %d threads did not stop within %v", pending, stopGrace))
+			pending = 0
+		}
+	}
+	res.Elapsed = end.Sub(start)
+	if ctx.Err() != nil && !failed {
+		return res, ctx.Err()
+	}
+	return res, errors.Join(errs...)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Close ends every thread, closes all fds and mappings, and removes the
+// payload file and network namespaces. Idempotent; safe after a failed or
+// cancelled Run.
+func (t *Transfer) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return t.closeErr
+	}
+	t.closed = true
+	t.shutdownAll()
+	var errs []error
+	deadline := time.After(stopGrace)
+	for _, w := range t.workers {
+		select {
+		case <-w.exited:
+			continue
+		default:
+		}
+		close(w.quit)
+		select {
+		case <-w.exited:
+		case <-deadline:
+			errs = append(errs, fmt.Errorf("workload: %s %d (tid %d) did not exit", w.Role, w.Stream, w.TID))
+		}
+	}
+	if t.file != "" {
+		if err := os.Remove(t.file); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	if t.topo != nil {
+		errs = append(errs, t.topo.close())
+	}
+	t.closeErr = errors.Join(errs...)
+	return t.closeErr
+}

@@ -1,0 +1,72 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+}
+
+// runTransfer prepares, runs and closes cfg, failing the test on errors.
+func runTransfer(t *testing.T, cfg Config) Result {
+	t.Helper()
+	tr, err := Prepare(cfg)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	defer func() {
+		if err := tr.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := tr.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func defaults(method, rx string) Config {
+	return Config{Method: method, RxMethod: rx, Size: 64 << 10, Streams: 1, Bytes: 16 << 20,
+		SenderCPU: -1, ReceiverCPU: -1}
+}
+
+// checkExact asserts every stream moved exactly cfg.Bytes, intact.
+func checkExact(t *testing.T, cfg Config, res Result) {
+	t.Helper()
+	if len(res.Streams) != cfg.Streams {
+		t.Fatalf("%d stream results, want %d", len(res.Streams), cfg.Streams)
+	}
+	for i, s := range res.Streams {
+		if s.SentBytes != cfg.Bytes || s.ReceivedBytes != cfg.Bytes {
+			t.Errorf("stream %d: sent %d received %d, want %d", i, s.SentBytes, s.ReceivedBytes, cfg.Bytes)
+		}
+		if s.PayloadErrors != 0 {
+			t.Errorf("stream %d: %d payload errors", i, s.PayloadErrors)
+		}
+		if s.SendCalls == 0 || s.RecvCalls == 0 {
+			t.Errorf("stream %d: send calls %d recv calls %d", i, s.SendCalls, s.RecvCalls)
+		}
+	}
+	if res.Elapsed <= 0 || res.ThroughputBps() <= 0 {
+		t.Errorf("elapsed %v throughput %v", res.Elapsed, res.ThroughputBps())
+	}
+}
+
+func TestSmoke(t *testing.T) {
+	requireRoot(t)
+	cfg := defaults(MethodWrite, RxRead)
+	res := runTransfer(t, cfg)
+	checkExact(t, cfg, res)
+	fmt.Printf("%+v %v %.1f Gbit/s\n", res.Total(), res.Elapsed, res.ThroughputBps()/1e9)
+}
