@@ -1,0 +1,734 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/* Exact per-thread CPU accounting.
+ *
+ * Every boundary event (syscall entry/exit, sched_switch, softirq and hardirq
+ * entry/exit) charges the time since the previous event on this CPU to what
+ * was running: (thread generation, path, context). Nothing is sampled and
+ * nothing goes through a ring buffer; user space reads the per-CPU stats map.
+ *
+ * Each program exists twice, as tp_btf (preferred) and raw_tp (fallback);
+ * the Go side loads one set. Both share the handlers below, which only use
+ * BPF_CORE_READ so that the untyped raw_tp arguments work as well. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "accounting.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile __u32 cfg_filter = 0;
+const volatile __u32 cfg_follow_children = 0;
+const volatile __u32 cfg_self_tgid = 0;
+const volatile char cfg_comm[16] = {};
+
+/* Generations handed out here start high: user space pre-registers the
+ * threads that exist at start with small generations. */
+__u32 next_gen = 1 << 24;
+__u64 dropped = 0;
+/* Bumped by user space when it adds targets, so that every CPU re-resolves
+ * its current task (a busy thread may not switch out for a long time). */
+__u32 targets_epoch = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 131072);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct zc_stat_key);
+	__type(value, struct zc_stat_val);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct zc_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct zc_thread_info);
+} thread_infos SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_cpu);
+} cpu_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets_tgid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets_tid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+#define PF_IO_WORKER 0x00000010
+#define PF_KTHREAD 0x00200000
+#define TASK_DEAD 0x00000080
+
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFREG 0100000
+#define S_IFIFO 0010000
+
+#define MSG_ERRQUEUE 0x2000
+#define MSG_ZEROCOPY 0x4000000
+#define IPPROTO_TCP_LEVEL 6
+#define TCP_ZEROCOPY_RECEIVE 35
+
+/* x86_64 syscall numbers (this object is built for amd64 only). */
+enum {
+	NR_read = 0, NR_write = 1, NR_poll = 7, NR_readv = 19, NR_writev = 20,
+	NR_select = 23, NR_sendfile = 40, NR_sendto = 44, NR_recvfrom = 45,
+	NR_sendmsg = 46, NR_recvmsg = 47, NR_getsockopt = 55, NR_epoll_wait = 232,
+	NR_pselect6 = 270, NR_ppoll = 271, NR_splice = 275, NR_tee = 276,
+	NR_vmsplice = 278, NR_epoll_pwait = 281, NR_recvmmsg = 299,
+	NR_sendmmsg = 307, NR_io_uring_enter = 426, NR_epoll_pwait2 = 441,
+};
+
+/* v & mask, with what clang knows about v hidden so that it keeps the mask
+ * the verifier needs to bound an array index. */
+static __always_inline __u32 masked(__u32 v, __u32 mask)
+{
+	asm volatile("" : "+r"(v));
+	return v & mask;
+}
+
+static __always_inline struct zc_cpu *this_cpu(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&cpu_states, &zero);
+}
+
+static __always_inline void add_stat(__u32 gen, __u8 path, __u8 ctx, __u64 ns,
+				     __u64 calls, __u64 bytes)
+{
+	struct zc_stat_key k = { .gen = gen, .path = path, .ctx = ctx };
+	struct zc_stat_val *v = bpf_map_lookup_elem(&stats, &k);
+
+	if (!v) {
+		struct zc_stat_val zero = {};
+		bpf_map_update_elem(&stats, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stats, &k);
+		if (!v) {
+			__sync_fetch_and_add(&dropped, 1);
+			return;
+		}
+	}
+	/* Per-CPU values, so plain adds; user space sums modulo 2^64, which
+	 * also makes the subtraction in move_unknown() safe. */
+	v->ns += ns;
+	v->calls += calls;
+	v->bytes += bytes;
+}
+
+static __always_inline int comm_eq(const char *a)
+{
+#pragma unroll
+	for (int i = 0; i < 16; i++) {
+		if (a[i] != cfg_comm[i])
+			return 0;
+		if (!a[i])
+			return 1;
+	}
+	return 1;
+}
+
+static __always_inline int is_target(struct task_struct *task, __u32 tid, __u32 tgid)
+{
+	if (cfg_filter & ZC_FILTER_ALL)
+		return tgid != cfg_self_tgid;
+	if ((cfg_filter & ZC_FILTER_TID) && bpf_map_lookup_elem(&targets_tid, &tid))
+		return 1;
+	if ((cfg_filter & ZC_FILTER_TGID) && bpf_map_lookup_elem(&targets_tgid, &tgid))
+		return 1;
+	if ((cfg_filter & ZC_FILTER_CGROUP) && bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1)
+		return 1;
+	if (cfg_filter & ZC_FILTER_COMM) {
+		char comm[16] = {};
+		BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+		if (comm_eq(comm)) {
+			/* Remember the process, so its threads and children
+			 * (after exec renames them) stay targets. */
+			__u8 one = 1;
+			bpf_map_update_elem(&targets_tgid, &tgid, &one, BPF_ANY);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline __u8 system_path(struct task_struct *task, __u32 tid)
+{
+	char comm[16];
+
+	if (tid == 0)
+		return PATH_SYS_IDLE;
+	if (!(BPF_CORE_READ(task, flags) & PF_KTHREAD))
+		return PATH_SYS_OTHER_TASK;
+	bpf_get_current_comm(&comm, sizeof(comm));
+	if (comm[0] == 'k' && comm[1] == 's' && comm[2] == 'o' && comm[3] == 'f' &&
+	    comm[4] == 't' && comm[5] == 'i' && comm[6] == 'r' && comm[7] == 'q')
+		return PATH_SYS_KSOFTIRQD;
+	return PATH_SYS_OTHER_TASK;
+}
+
+static __always_inline struct zc_thread *create_thread(struct task_struct *task, __u32 tid,
+						    __u32 tgid)
+{
+	struct zc_thread t = { .tgid = tgid, .path = PATH_UNKNOWN };
+	struct zc_thread_info info = { .tid = tid, .tgid = tgid };
+	__u32 flags = BPF_CORE_READ(task, flags);
+
+	/* Kernel-side threads never make syscalls: their whole life is one
+	 * path. io_uring workers (iou-wrk, iou-sqp) belong to the ring's owner. */
+	if (flags & PF_IO_WORKER)
+		t.path = PATH_TX_IO_URING;
+	else if (flags & PF_KTHREAD)
+		t.path = PATH_OTHER;
+	t.gen = __sync_fetch_and_add(&next_gen, 1);
+	info.start_ns = BPF_CORE_READ(task, start_time);
+	info.first_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
+	bpf_get_current_comm(&info.comm, sizeof(info.comm));
+	bpf_map_update_elem(&thread_infos, &t.gen, &info, BPF_NOEXIST);
+	bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* Learn who is current on this CPU (lazily, once per switch-in). */
+static __always_inline void resolve(struct zc_cpu *c)
+{
+	struct task_struct *task;
+	struct zc_thread *t;
+	__u64 pt;
+	__u32 tid, tgid;
+
+	if (c->resolved && c->epoch == targets_epoch)
+		return;
+	c->epoch = targets_epoch;
+	pt = bpf_get_current_pid_tgid();
+	tid = (__u32)pt;
+	tgid = pt >> 32;
+	c->tid = tid;
+	c->resolved = 1;
+	c->gen = 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	if (tid == 0) {
+		c->sys_path = PATH_SYS_IDLE;
+		return;
+	}
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t) {
+		if (!is_target(task, tid, tgid)) {
+			c->sys_path = system_path(task, tid);
+			return;
+		}
+		t = create_thread(task, tid, tgid);
+		if (!t) {
+			c->sys_path = PATH_SYS_OTHER_TASK;
+			return;
+		}
+	}
+	c->gen = t->gen;
+	c->path = t->path;
+}
+
+/* Charge the time since the previous event on this CPU. */
+static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
+{
+	__u64 last = c->last_ts;
+	__u8 ctx;
+
+	c->last_ts = now;
+	if (!last || now <= last)
+		last = now; /* first event seen on this CPU: nothing to charge */
+	ctx = c->stack[masked(c->depth, MAX_DEPTH - 1)];
+	if (c->depth == 0)
+		ctx = CTX_TASK;
+	if (ctx >= NR_CTX)
+		return;
+	if (c->gen) {
+		add_stat(c->gen, c->path, ctx, now - last, calls, bytes);
+		if (c->path == PATH_UNKNOWN) {
+			__u32 tid = c->tid;
+			struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
+			if (t)
+				t->unknown_ns[masked(ctx, 7)] += now - last;
+		}
+	} else if (ctx != CTX_TASK) {
+		add_stat(0, c->sys_path, ctx, now - last, calls, 0);
+	}
+}
+
+/* The first boundary of a thread tells what it was doing before: move what
+ * was charged to PATH_UNKNOWN to that path. */
+static __always_inline void move_unknown(struct zc_thread *t, __u8 to)
+{
+#pragma unroll
+	for (int ctx = 0; ctx < NR_CTX; ctx++) {
+		__u64 ns = t->unknown_ns[ctx];
+		if (!ns)
+			continue;
+		add_stat(t->gen, to, ctx, ns, 0, 0);
+		add_stat(t->gen, PATH_UNKNOWN, ctx, -ns, 0, 0);
+		t->unknown_ns[ctx] = 0;
+	}
+}
+
+/* 6.2+: turns a pointer read with a helper into a typed one, so that the
+ * file's fields are plain loads. Weak: missing on 6.1, where the fallback
+ * below uses probe reads (~50-70 ns each on our VMs). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+static __always_inline __u32 fd_mode(long fd)
+{
+	/* task->files->fdt are typed BTF pointers: plain loads. The fd array
+	 * slot still needs a probe read. The fd is not checked against
+	 * max_fds: a bad fd fails the syscall anyway, and the probe read
+	 * cannot fault. */
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fds = task->files->fdt->fd;
+	struct file *f = NULL;
+
+	if (fd < 0 || fd > 0xfffff)
+		return 0;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	if (!f)
+		return 0;
+	if (bpf_rdonly_cast) {
+		struct file *typed = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+		return typed->f_inode->i_mode & S_IFMT;
+	}
+	return BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+}
+
+/* Which path a syscall belongs to, from its number and arguments. The fd
+ * type matters: write() to a file is not a socket send. */
+static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_thread *t)
+{
+	__u32 in, out;
+
+	t->arg = 0;
+	switch (nr) {
+	case NR_read:
+	case NR_readv:
+		return fd_mode(regs->di) == S_IFSOCK ? PATH_RX_READ : PATH_OTHER;
+	case NR_write:
+	case NR_writev:
+		return fd_mode(regs->di) == S_IFSOCK ? PATH_TX_WRITE : PATH_OTHER;
+	case NR_sendto:
+	case NR_sendmmsg:
+		return regs->r10 & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
+	case NR_sendmsg:
+		return regs->dx & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
+	case NR_recvmsg:
+		/* Reaping MSG_ZEROCOPY completions is part of that path's cost,
+		 * but not a send: count it without a call. */
+		if (regs->dx & MSG_ERRQUEUE) {
+			t->arg = 1;
+			return PATH_TX_MSG_ZEROCOPY;
+		}
+		return PATH_RX_READ;
+	case NR_recvfrom:
+	case NR_recvmmsg:
+		return PATH_RX_READ;
+	case NR_sendfile:
+		return fd_mode(regs->di) == S_IFSOCK ? PATH_TX_SENDFILE : PATH_OTHER;
+	case NR_splice:
+		in = fd_mode(regs->di);
+		out = fd_mode(regs->dx);
+		if (out == S_IFSOCK)
+			return PATH_TX_SPLICE;
+		if (in == S_IFSOCK)
+			return PATH_RX_SPLICE;
+		/* file -> pipe feeds a splice send; pipe -> sink drains a
+		 * splice receive. */
+		if (in == S_IFREG && out == S_IFIFO)
+			return PATH_TX_SPLICE;
+		if (in == S_IFIFO)
+			return PATH_RX_SPLICE;
+		return PATH_OTHER;
+	case NR_vmsplice:
+		return PATH_TX_SPLICE;
+	case NR_io_uring_enter:
+		return PATH_TX_IO_URING;
+	case NR_getsockopt:
+		if (regs->si == IPPROTO_TCP_LEVEL &&
+		    regs->dx == TCP_ZEROCOPY_RECEIVE) {
+			t->arg = regs->r10;
+			return PATH_RX_ZEROCOPY;
+		}
+		return PATH_OTHER;
+	case NR_poll:
+	case NR_select:
+	case NR_epoll_wait:
+	case NR_pselect6:
+	case NR_ppoll:
+	case NR_epoll_pwait:
+	case NR_epoll_pwait2:
+		return PATH_WAIT;
+	}
+	return PATH_OTHER;
+}
+
+/* Mirrors struct tcp_zerocopy_receive (include/uapi/linux/tcp.h) up to the
+ * fields we read. */
+struct zc_receive {
+	__u64 address;
+	__u32 length;
+	__u32 recv_skip_hint;
+	__u32 inq;
+	__s32 err;
+	__u64 copybuf_address;
+	__s32 copybuf_len;
+};
+
+static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t)
+{
+	switch (path) {
+	case PATH_TX_WRITE:
+	case PATH_TX_MSG_ZEROCOPY:
+	case PATH_TX_SENDFILE:
+	case PATH_TX_SPLICE:
+	case PATH_RX_READ:
+	case PATH_RX_SPLICE:
+		return ret > 0 ? ret : 0;
+	case PATH_RX_ZEROCOPY: {
+		struct zc_receive zc = {};
+		if (ret != 0 || !t->arg)
+			return 0;
+		bpf_probe_read_user(&zc, sizeof(zc), (void *)t->arg);
+		return (__u64)zc.length + (zc.copybuf_len > 0 ? zc.copybuf_len : 0);
+	}
+	}
+	/* tx.io_uring: io_uring_enter returns SQEs consumed; bytes come from
+	 * sock_send_length below. */
+	return 0;
+}
+
+static __always_inline struct zc_thread *current_thread(struct zc_cpu *c)
+{
+	__u32 tid = c->tid;
+
+	if (!c->gen)
+		return NULL;
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline int on_sys_enter(long id)
+{
+	/* The saved user registers, typed: argument reads are plain loads in
+	 * both backends (raw_tp's own regs argument would need probe reads). */
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct zc_cpu *c = this_cpu();
+	__u64 now = bpf_ktime_get_ns();
+	struct zc_thread *t;
+	__u8 path;
+
+	if (!c)
+		return 0;
+	resolve(c);
+	charge(c, now, 0, 0);
+	t = current_thread(c);
+	if (!t)
+		return 0;
+	if (t->path == PATH_UNKNOWN)
+		move_unknown(t, PATH_USER);
+	path = classify(id, regs, t);
+	t->path = path;
+	t->nr = id;
+	c->path = path;
+	return 0;
+}
+
+static __always_inline int on_sys_exit(long ret)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct zc_cpu *c = this_cpu();
+	__u64 now = bpf_ktime_get_ns();
+	__u64 calls, bytes;
+	struct zc_thread *t;
+	__u8 path;
+
+	if (!c)
+		return 0;
+	resolve(c);
+	t = current_thread(c);
+	if (!t) {
+		charge(c, now, 0, 0);
+		return 0;
+	}
+	path = t->path;
+	if (path == PATH_UNKNOWN || path == PATH_USER) {
+		/* The syscall began before we saw this thread; its arguments
+		 * are still in the saved user registers. */
+		path = classify(regs->orig_ax, regs, t);
+		if (t->path == PATH_UNKNOWN)
+			move_unknown(t, path);
+		t->path = path;
+		c->path = path;
+	}
+	calls = t->arg == 1 && path == PATH_TX_MSG_ZEROCOPY ? 0 : 1;
+	bytes = exit_bytes(path, ret, t);
+	/* One map update for the syscall's time, call and bytes. */
+	charge(c, now, calls, bytes);
+	t->path = PATH_USER;
+	c->path = PATH_USER;
+	return 0;
+}
+
+static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
+{
+	struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct zc_thread_info *info;
+	__u32 gen;
+
+	if (!t)
+		return;
+	gen = t->gen;
+	info = bpf_map_lookup_elem(&thread_infos, &gen);
+	if (info) {
+		/* update_curr() ran in __schedule before this tracepoint, so
+		 * this is the thread's final runtime. */
+		info->exit_runtime_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
+		info->exit_utime_ns = BPF_CORE_READ(prev, utime);
+		info->exit_stime_ns = BPF_CORE_READ(prev, stime);
+		info->exited = 1;
+	}
+	bpf_map_delete_elem(&threads, &tid);
+}
+
+static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state, __u32 next_pid)
+{
+	struct zc_cpu *c = this_cpu();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!c)
+		return 0;
+	resolve(c); /* current is still prev */
+	charge(c, now, 0, 0);
+	if (c->gen && prev_state == TASK_DEAD)
+		finish_thread(prev, c->tid);
+	c->tid = next_pid;
+	c->resolved = 0;
+	c->gen = 0;
+	c->depth = 0;
+	return 0;
+}
+
+static __always_inline __u8 softirq_ctx(unsigned int vec)
+{
+	if (vec == NET_RX_SOFTIRQ)
+		return CTX_SOFTIRQ_NET_RX;
+	if (vec == NET_TX_SOFTIRQ)
+		return CTX_SOFTIRQ_NET_TX;
+	return CTX_SOFTIRQ_OTHER;
+}
+
+static __always_inline int on_enter_ctx(__u8 ctx)
+{
+	struct zc_cpu *c = this_cpu();
+	__u64 now = bpf_ktime_get_ns();
+	__u8 d;
+
+	if (!c)
+		return 0;
+	resolve(c);
+	charge(c, now, 0, 0);
+	d = c->depth + 1;
+	if (d >= MAX_DEPTH)
+		d = MAX_DEPTH - 1;
+	c->depth = d;
+	c->stack[masked(d, MAX_DEPTH - 1)] = ctx;
+	return 0;
+}
+
+static __always_inline int on_exit_ctx(__u8 ctx)
+{
+	struct zc_cpu *c = this_cpu();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!c)
+		return 0;
+	resolve(c);
+	if (c->depth == 0) {
+		/* Entered before we attached: the time since the last event
+		 * was this interrupt's. */
+		c->depth = 1;
+		c->stack[1] = ctx;
+	}
+	charge(c, now, 1, 0);
+	c->depth--;
+	return 0;
+}
+
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	struct zc_cpu *c;
+	__u32 child_tgid, parent_tgid;
+	__u8 one = 1;
+
+	if (!cfg_follow_children)
+		return 0;
+	c = this_cpu();
+	if (!c)
+		return 0;
+	resolve(c); /* current is the parent */
+	if (!c->gen)
+		return 0;
+	child_tgid = BPF_CORE_READ(child, tgid);
+	parent_tgid = BPF_CORE_READ(parent, tgid);
+	if (child_tgid != parent_tgid)
+		bpf_map_update_elem(&targets_tgid, &child_tgid, &one, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int on_exec(void)
+{
+	struct zc_cpu *c = this_cpu();
+	struct zc_thread_info *info;
+	__u32 gen;
+
+	if (!c)
+		return 0;
+	resolve(c);
+	if (!c->gen)
+		return 0;
+	gen = c->gen;
+	info = bpf_map_lookup_elem(&thread_infos, &gen);
+	if (info)
+		bpf_get_current_comm(&info->comm, sizeof(info->comm));
+	return 0;
+}
+
+static __always_inline int on_process_exit(struct task_struct *task)
+{
+	__u32 pid = BPF_CORE_READ(task, pid);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	/* The process is gone: its tgid may be reused by an unrelated one. */
+	if (pid == tgid && !(cfg_filter & ZC_FILTER_ALL))
+		bpf_map_delete_elem(&targets_tgid, &tgid);
+	return 0;
+}
+
+/* io_uring sends never return byte counts from the syscall: take them from
+ * each sock_sendmsg (6.3+). Loaded separately: optional. */
+static __always_inline int on_sock_send_length(int ret)
+{
+	struct zc_cpu *c = this_cpu();
+
+	if (!c || ret <= 0)
+		return 0;
+	resolve(c);
+	if (c->gen && c->path == PATH_TX_IO_URING && c->depth == 0)
+		add_stat(c->gen, PATH_TX_IO_URING, CTX_TASK, 0, 0, ret);
+	return 0;
+}
+
+/* ---- tp_btf ---- */
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long id) { return on_sys_enter(id); }
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret) { return on_sys_exit(ret); }
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	/* Typed arguments: plain loads. */
+	return on_switch(prev, prev_state, next->pid);
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(btf_softirq_entry, unsigned int vec) { return on_enter_ctx(softirq_ctx(vec)); }
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(btf_softirq_exit, unsigned int vec) { return on_exit_ctx(softirq_ctx(vec)); }
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(btf_irq_entry, int irq) { return on_enter_ctx(CTX_HARDIRQ); }
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(btf_irq_exit, int irq) { return on_exit_ctx(CTX_HARDIRQ); }
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_exec) { return on_exec(); }
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(btf_exit, struct task_struct *task) { return on_process_exit(task); }
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(btf_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }
+
+/* ---- raw_tp ---- */
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id) { return on_sys_enter(id); }
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret) { return on_sys_exit(ret); }
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(prev, prev_state, BPF_CORE_READ(next, pid));
+}
+
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(raw_softirq_entry, unsigned int vec) { return on_enter_ctx(softirq_ctx(vec)); }
+
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(raw_softirq_exit, unsigned int vec) { return on_exit_ctx(softirq_ctx(vec)); }
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(raw_irq_entry, int irq) { return on_enter_ctx(CTX_HARDIRQ); }
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(raw_irq_exit, int irq) { return on_exit_ctx(CTX_HARDIRQ); }
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_exec) { return on_exec(); }
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(raw_exit, struct task_struct *task) { return on_process_exit(task); }
+
+SEC("raw_tp/sock_send_length")
+int BPF_PROG(raw_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }

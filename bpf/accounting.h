@@ -1,0 +1,105 @@
+/* Shared between accounting.bpf.c and the Go loader (via bpf2go's type
+ * generation). Values are part of the BPF <-> Go contract: keep the Go
+ * constants in profiler/taxonomy.go in step. */
+#ifndef ZCPROF_ACCOUNTING_H
+#define ZCPROF_ACCOUNTING_H
+
+/* Paths: what the thread's base context was doing when time was spent. */
+enum zc_path {
+	PATH_USER = 0,
+	PATH_TX_WRITE = 1,
+	PATH_TX_MSG_ZEROCOPY = 2,
+	PATH_TX_SENDFILE = 3,
+	PATH_TX_SPLICE = 4,
+	PATH_TX_IO_URING = 5,
+	PATH_RX_READ = 6,
+	PATH_RX_ZEROCOPY = 7,
+	PATH_RX_SPLICE = 8,
+	PATH_WAIT = 9,
+	PATH_OTHER = 10,
+	/* Thread seen first between two boundaries: charged here, then moved to
+	 * the real path at its first syscall entry or exit. */
+	PATH_UNKNOWN = 11,
+	/* System row (gen 0): interrupts that ran while no target was current. */
+	PATH_SYS_IDLE = 12,
+	PATH_SYS_KSOFTIRQD = 13,
+	PATH_SYS_OTHER_TASK = 14,
+	NR_PATHS = 15,
+};
+
+/* Contexts: what kind of execution the time was. */
+enum zc_ctx {
+	CTX_TASK = 0,
+	CTX_SOFTIRQ_NET_RX = 1,
+	CTX_SOFTIRQ_NET_TX = 2,
+	CTX_SOFTIRQ_OTHER = 3,
+	CTX_HARDIRQ = 4,
+	NR_CTX = 5,
+};
+
+/* Target filters, ORed in cfg_filter. */
+enum zc_filter {
+	ZC_FILTER_ALL = 1,
+	ZC_FILTER_TGID = 2,   /* tgid in targets_tgid */
+	ZC_FILTER_TID = 4,    /* tid in targets_tid (zcprof run's own threads) */
+	ZC_FILTER_CGROUP = 8, /* current task under cgroup_filter[0] (cgroup v2) */
+	ZC_FILTER_COMM = 16,  /* group leader's comm == cfg_comm */
+};
+
+#define MAX_DEPTH 4
+
+struct zc_stat_key {
+	__u32 gen;  /* thread generation, 0 = system row */
+	__u8 path;
+	__u8 ctx;
+	__u16 pad;
+};
+
+struct zc_stat_val {
+	__u64 calls; /* completed syscalls (CTX_TASK) or interrupt entries */
+	__u64 ns;
+	__u64 bytes; /* syscall return values on socket paths */
+};
+
+/* Per thread, keyed by tid. Deleted when the thread is switched out dead, so
+ * a reused tid gets a fresh generation. */
+struct zc_thread {
+	__u32 gen;
+	__u32 tgid;
+	__u8 path;
+	__u8 pad[3];
+	__u32 nr;         /* syscall number while in a syscall */
+	__u64 arg;        /* per-syscall scratch: TCP_ZEROCOPY_RECEIVE optval */
+	__u64 unknown_ns[8]; /* by ctx; 8 so that ctx & 7 is a provably safe index */
+};
+
+/* Identity of a generation, for user space. */
+struct zc_thread_info {
+	__u32 tid;
+	__u32 tgid;
+	char comm[16];
+	__u64 start_ns;        /* task->start_time (CLOCK_MONOTONIC) */
+	__u64 first_runtime_ns; /* se.sum_exec_runtime when first seen by BPF */
+	__u64 exit_runtime_ns; /* se.sum_exec_runtime at the dead switch, else 0 */
+	__u64 exit_utime_ns;   /* raw tick-based utime/stime at exit */
+	__u64 exit_stime_ns;
+	__u32 exited;
+	__u32 pad;
+};
+
+/* Per CPU: what runs now and since when; read by user space to add the
+ * in-flight segment at snapshot time. */
+struct zc_cpu {
+	__u64 last_ts;
+	__u32 tid;      /* current task as of the last event */
+	__u32 gen;      /* 0: not a target */
+	__u8 path;      /* base path of that task */
+	__u8 resolved;  /* gen/path valid for tid */
+	__u8 depth;     /* 0 = task context */
+	__u8 sys_path;  /* system-row path used when gen == 0 */
+	__u8 stack[MAX_DEPTH];
+	__u32 epoch;    /* targets_epoch at resolution */
+	__u32 pad;
+};
+
+#endif

@@ -1,0 +1,259 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/procfs"
+)
+
+// Options configure a profiling session.
+type Options struct {
+	Target  Target
+	Backend string // "auto" (default), "tp_btf" or "raw_tp"
+}
+
+// Session owns the loaded accounting programs and their maps. Close releases
+// every link, map and file descriptor; it is safe to call more than once.
+type Session struct {
+	backend     string
+	fallback    string            // why the preferred backend was not used
+	unavailable map[string]string // feature -> reason
+
+	progs     *loaded
+	core      *ebpf.Collection
+	runStats  io.Closer
+	cgroupDir *os.File
+
+	mu         sync.Mutex
+	nextGen    uint32
+	registered map[int]uint32 // tid -> generation, for threads registered from user space
+	closed     bool
+}
+
+// Open loads and attaches the accounting programs.
+func Open(opts Options) (*Session, error) {
+	if err := Privileged(); err != nil {
+		return nil, err
+	}
+	cfg, err := opts.Target.filterConfig()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := accountingSpec(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{unavailable: map[string]string{}, nextGen: 1, registered: map[int]uint32{}}
+
+	// Run-time statistics must be on before the programs run: they are the
+	// self-overhead figure. They stay on while the closer is open.
+	if c, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME)); err == nil {
+		s.runStats = c
+	} else {
+		s.unavailable["overhead"] = fmt.Sprintf("BPF run-time statistics: %v", err)
+	}
+
+	backends := []string{BackendTPBTF, BackendRawTP}
+	switch opts.Backend {
+	case "", "auto":
+	case BackendTPBTF, BackendRawTP:
+		backends = []string{opts.Backend}
+	default:
+		s.Close()
+		return nil, fmt.Errorf("--accounting %q: unknown backend (use auto, tp_btf or raw_tp)", opts.Backend)
+	}
+	var errs []error
+	for _, b := range backends {
+		progs, core, err := loadBackend(spec, b, s.unavailable)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.backend, s.progs, s.core = b, progs, core
+		break
+	}
+	if s.progs == nil {
+		s.Close()
+		return nil, fmt.Errorf("cannot attach accounting programs: %w", errors.Join(errs...))
+	}
+	if len(errs) > 0 {
+		s.fallback = errs[0].Error()
+		s.unavailable[BackendTPBTF] = s.fallback
+	}
+
+	if opts.Target.Cgroup != "" {
+		f, err := openCgroup(opts.Target.Cgroup)
+		if err == nil {
+			err = s.core.Maps["cgroup_filter"].Update(uint32(0), uint32(f.Fd()), ebpf.UpdateAny)
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.cgroupDir = f
+	}
+	for _, pid := range opts.Target.PIDs {
+		if err := s.AddProcess(pid); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	for _, tid := range opts.Target.TIDs {
+		if err := s.AddThread(tid); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if opts.Target.Comm != "" || opts.Target.All {
+		if err := s.registerExisting(opts.Target); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Backend is the accounting backend in use ("tp_btf" or "raw_tp").
+func (s *Session) Backend() string { return s.backend }
+
+// Fallback says why the preferred backend was not used ("" if it was).
+func (s *Session) Fallback() string { return s.fallback }
+
+// Unavailable lists features this kernel denied, with the reason.
+func (s *Session) Unavailable() map[string]string { return s.unavailable }
+
+// AddProcess makes a process and all its threads targets, registering the
+// threads that exist now so the first snapshot already knows them.
+func (s *Session) AddProcess(pid int) error {
+	tids, err := procfs.Threads(pid)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("process %d does not exist", pid)
+		}
+		return fmt.Errorf("process %d: %w", pid, err)
+	}
+	if err := s.core.Maps["targets_tgid"].Update(uint32(pid), uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("add target %d: %w", pid, err)
+	}
+	for _, tid := range tids {
+		if err := s.register(tid, pid); err != nil {
+			return err
+		}
+	}
+	return s.bumpEpoch()
+}
+
+// AddThread makes one thread of this process a target.
+func (s *Session) AddThread(tid int) error {
+	if err := s.core.Maps["targets_tid"].Update(uint32(tid), uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("add target thread %d: %w", tid, err)
+	}
+	if err := s.register(tid, os.Getpid()); err != nil {
+		return err
+	}
+	return s.bumpEpoch()
+}
+
+// registerExisting pre-registers the tasks that match a comm or -a filter.
+func (s *Session) registerExisting(t Target) error {
+	pids, err := procfs.Processes()
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		if pid == os.Getpid() {
+			continue
+		}
+		if !t.All {
+			comm, err := procfs.Comm(pid)
+			if err != nil || comm != t.Comm {
+				continue
+			}
+		}
+		tids, err := procfs.Threads(pid)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		for _, tid := range tids {
+			if err := s.register(tid, pid); err != nil {
+				return err
+			}
+		}
+	}
+	return s.bumpEpoch()
+}
+
+// register creates the BPF thread entry of an existing thread with a
+// generation from the low range (BPF hands out generations from 1<<24).
+func (s *Session) register(tid, tgid int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.registered[tid]; ok {
+		return nil
+	}
+	gen := s.nextGen
+	th := bpf.AccountingZcThread{Gen: gen, Tgid: uint32(tgid), Path: uint8(pathUnknown)}
+	err := s.core.Maps["threads"].Update(uint32(tid), th, ebpf.UpdateNoExist)
+	if errors.Is(err, ebpf.ErrKeyExist) {
+		// BPF saw it first.
+		if err := s.core.Maps["threads"].Lookup(uint32(tid), &th); err != nil {
+			return fmt.Errorf("thread %d: %w", tid, err)
+		}
+		s.registered[tid] = th.Gen
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("register thread %d: %w", tid, err)
+	}
+	s.nextGen++
+	info := bpf.AccountingZcThreadInfo{Tid: uint32(tid), Tgid: uint32(tgid)}
+	if st, err := procfs.ReadTaskStat(tgid, tid); err == nil {
+		for i := 0; i < len(info.Comm)-1 && i < len(st.Comm); i++ {
+			info.Comm[i] = int8(st.Comm[i])
+		}
+	}
+	if err := s.core.Maps["thread_infos"].Update(gen, info, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("register thread %d: %w", tid, err)
+	}
+	s.registered[tid] = gen
+	return nil
+}
+
+func (s *Session) bumpEpoch() error {
+	v := s.core.Variables["targets_epoch"]
+	var epoch uint32
+	if err := v.Get(&epoch); err != nil {
+		return fmt.Errorf("read targets_epoch: %w", err)
+	}
+	return v.Set(epoch + 1)
+}
+
+// Close detaches and frees everything. Programs are gone from the kernel
+// once it returns.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.progs != nil {
+		errs = append(errs, s.progs.Close())
+	}
+	if s.runStats != nil {
+		errs = append(errs, s.runStats.Close())
+	}
+	if s.cgroupDir != nil {
+		errs = append(errs, s.cgroupDir.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,231 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/procfs"
+)
+
+// Key addresses one accounting counter.
+type Key struct {
+	Gen  uint32 // thread generation; 0 is the system row
+	Path Path
+	Ctx  Ctx
+}
+
+// Counter is what BPF accumulated for a key.
+type Counter struct {
+	Calls, NS, Bytes uint64
+}
+
+func (c Counter) add(o Counter) Counter {
+	return Counter{c.Calls + o.Calls, c.NS + o.NS, c.Bytes + o.Bytes}
+}
+
+// sub is modular: counters are u64 and may wrap; the difference of two
+// readings is still right.
+func (c Counter) sub(o Counter) Counter {
+	return Counter{c.Calls - o.Calls, c.NS - o.NS, c.Bytes - o.Bytes}
+}
+
+// ThreadInfo identifies a generation.
+type ThreadInfo struct {
+	Gen            uint32
+	TID, TGID      int
+	Comm           string
+	StartNS        uint64 // CLOCK_MONOTONIC; 0 for threads registered from user space
+	FirstRuntimeNS uint64 // sum_exec_runtime when BPF first saw it
+	Exited         bool
+	ExitRuntimeNS  uint64
+	ExitUtimeNS    uint64
+	ExitStimeNS    uint64
+}
+
+// Clock is the kernel's own view of a thread at snapshot time.
+type Clock struct {
+	RuntimeNS        uint64 // sum_exec_runtime (schedstat)
+	UtimeNS, StimeNS uint64 // what times() reports
+}
+
+// Snapshot is one consistent-enough reading of everything: the counters,
+// the in-flight time on each CPU, and the kernel's clocks of each thread.
+type Snapshot struct {
+	MonoNS    uint64
+	Counters  map[Key]Counter
+	Threads   map[uint32]ThreadInfo
+	Clocks    map[uint32]Clock // by generation; live threads from /proc, exited ones from BPF
+	BPFRunNS  uint64
+	BPFEvents uint64
+	BPFMisses uint64 // handler runs skipped by the kernel's recursion guard
+	Dropped   uint64
+}
+
+func monoNow() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return uint64(ts.Nano())
+}
+
+// Snapshot reads the counters. Time a CPU spent since its last event is
+// added to whoever runs there now, so a busy thread that makes no syscalls
+// is still counted up to this instant.
+func (s *Session) Snapshot() (*Snapshot, error) {
+	snap := &Snapshot{
+		Counters: map[Key]Counter{},
+		Threads:  map[uint32]ThreadInfo{},
+		Clocks:   map[uint32]Clock{},
+	}
+	if err := s.readCounters(snap); err != nil {
+		return nil, err
+	}
+	if err := s.addInFlight(snap); err != nil {
+		return nil, err
+	}
+	if err := s.readThreads(snap); err != nil {
+		return nil, err
+	}
+	s.readClocks(snap)
+	s.readOverhead(snap)
+	var dropped uint64
+	if err := s.core.Variables["dropped"].Get(&dropped); err == nil {
+		snap.Dropped = dropped
+	}
+	return snap, nil
+}
+
+func (s *Session) readCounters(snap *Snapshot) error {
+	var (
+		k      bpf.AccountingZcStatKey
+		perCPU []bpf.AccountingZcStatVal
+	)
+	it := s.core.Maps["stats"].Iterate()
+	for it.Next(&k, &perCPU) {
+		var c Counter
+		for _, v := range perCPU {
+			c = c.add(Counter{v.Calls, v.Ns, v.Bytes})
+		}
+		snap.Counters[Key{k.Gen, Path(k.Path), Ctx(k.Ctx)}] = c
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("read stats: %w", err)
+	}
+	return nil
+}
+
+func (s *Session) addInFlight(snap *Snapshot) error {
+	var cpus []bpf.AccountingZcCpu
+	if err := s.core.Maps["cpu_states"].Lookup(uint32(0), &cpus); err != nil {
+		return fmt.Errorf("read cpu states: %w", err)
+	}
+	snap.MonoNS = monoNow()
+	for _, c := range cpus {
+		if c.LastTs == 0 || c.LastTs >= snap.MonoNS || c.Tid == 0 {
+			continue
+		}
+		gen, path := c.Gen, Path(c.Path)
+		if c.Resolved == 0 || gen == 0 {
+			// Switched in since its last event: look the thread up.
+			var th bpf.AccountingZcThread
+			if err := s.core.Maps["threads"].Lookup(c.Tid, &th); err != nil {
+				continue // not a target
+			}
+			gen, path = th.Gen, Path(th.Path)
+		}
+		ctx := CtxTask
+		if c.Depth > 0 {
+			ctx = Ctx(c.Stack[c.Depth&3])
+		}
+		k := Key{gen, path, ctx}
+		cur := snap.Counters[k]
+		cur.NS += snap.MonoNS - c.LastTs
+		snap.Counters[k] = cur
+	}
+	return nil
+}
+
+func (s *Session) readThreads(snap *Snapshot) error {
+	var (
+		gen  uint32
+		info bpf.AccountingZcThreadInfo
+	)
+	it := s.core.Maps["thread_infos"].Iterate()
+	for it.Next(&gen, &info) {
+		snap.Threads[gen] = ThreadInfo{
+			Gen: gen, TID: int(info.Tid), TGID: int(info.Tgid), Comm: cString(info.Comm[:]),
+			StartNS: info.StartNs, FirstRuntimeNS: info.FirstRuntimeNs,
+			Exited: info.Exited != 0, ExitRuntimeNS: info.ExitRuntimeNs,
+			ExitUtimeNS: info.ExitUtimeNs, ExitStimeNS: info.ExitStimeNs,
+		}
+	}
+	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
+		return fmt.Errorf("read thread infos: %w", err)
+	}
+	return nil
+}
+
+// readClocks reads schedstat and stat of every known thread. A thread that
+// exited since is read from what BPF stored at its last switch.
+func (s *Session) readClocks(snap *Snapshot) {
+	for gen, th := range snap.Threads {
+		if th.Exited {
+			snap.Clocks[gen] = Clock{RuntimeNS: th.ExitRuntimeNS, UtimeNS: th.ExitUtimeNS, StimeNS: th.ExitStimeNS}
+			continue
+		}
+		rt, err := procfs.ThreadRuntime(th.TGID, th.TID)
+		if err != nil {
+			continue // exiting right now; the next snapshot has its exit figures
+		}
+		c := Clock{RuntimeNS: rt}
+		if st, err := procfs.ReadTaskStat(th.TGID, th.TID); err == nil {
+			c.UtimeNS, c.StimeNS = st.UtimeNS, st.StimeNS
+		}
+		snap.Clocks[gen] = c
+	}
+}
+
+func (s *Session) readOverhead(snap *Snapshot) {
+	for _, p := range s.progs.progs {
+		st, err := p.Stats()
+		if err != nil {
+			continue
+		}
+		snap.BPFRunNS += uint64(st.Runtime)
+		snap.BPFEvents += st.RunCount
+		snap.BPFMisses += st.RecursionMisses
+	}
+}
+
+func cString(b []int8) string {
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
+}
+
+// ProgramStats reports run time and count per attached program (for
+// benchmarks and the overhead breakdown).
+func (s *Session) ProgramStats() map[string][2]uint64 {
+	out := map[string][2]uint64{}
+	for _, p := range s.progs.progs {
+		st, err := p.Stats()
+		if err != nil {
+			continue
+		}
+		info, _ := p.Info()
+		name := ""
+		if info != nil {
+			name = info.Name
+		}
+		out[name] = [2]uint64{uint64(st.Runtime), st.RunCount}
+	}
+	return out
+}

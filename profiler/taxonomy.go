@@ -1,0 +1,88 @@
+package profiler
+
+// Path is what a thread's base context was doing; the values mirror enum
+// zc_path in bpf/accounting.h.
+type Path uint8
+
+const (
+	PathUser Path = iota
+	PathTxWrite
+	PathTxMsgZerocopy
+	PathTxSendfile
+	PathTxSplice
+	PathTxIOUring
+	PathRxRead
+	PathRxZerocopy
+	PathRxSplice
+	PathWait
+	PathOther
+	pathUnknown // first seen mid-context; moved to the real path at the next boundary
+	PathSysIdle
+	PathSysKsoftirqd
+	PathSysOtherTask
+	numPaths
+)
+
+var pathNames = [...]string{
+	PathUser:          "user",
+	PathTxWrite:       "tx.write",
+	PathTxMsgZerocopy: "tx.msg_zerocopy",
+	PathTxSendfile:    "tx.sendfile",
+	PathTxSplice:      "tx.splice",
+	PathTxIOUring:     "tx.io_uring",
+	PathRxRead:        "rx.read",
+	PathRxZerocopy:    "rx.zerocopy",
+	PathRxSplice:      "rx.splice",
+	PathWait:          "wait",
+	PathOther:         "other",
+	pathUnknown:       "unknown",
+	PathSysIdle:       "system.idle",
+	PathSysKsoftirqd:  "system.ksoftirqd",
+	PathSysOtherTask:  "system.other_task",
+}
+
+// String returns the name used in tables and in the zcprof/v1 JSON contract.
+func (p Path) String() string {
+	if int(p) < len(pathNames) {
+		return pathNames[p]
+	}
+	return "invalid"
+}
+
+// SyscallPaths lists the kernel paths of the taxonomy in report order.
+var SyscallPaths = []Path{
+	PathTxWrite, PathTxMsgZerocopy, PathTxSendfile, PathTxSplice, PathTxIOUring,
+	PathRxRead, PathRxZerocopy, PathRxSplice, PathWait, PathOther,
+}
+
+// Ctx is the kind of execution; mirrors enum zc_ctx.
+type Ctx uint8
+
+const (
+	CtxTask Ctx = iota
+	CtxSoftirqNetRx
+	CtxSoftirqNetTx
+	CtxSoftirqOther
+	CtxHardirq
+	numCtx
+)
+
+var ctxNames = [...]string{
+	CtxTask:         "task",
+	CtxSoftirqNetRx: "softirq.net_rx",
+	CtxSoftirqNetTx: "softirq.net_tx",
+	CtxSoftirqOther: "softirq.other",
+	CtxHardirq:      "hardirq",
+}
+
+func (c Ctx) String() string {
+	if int(c) < len(ctxNames) {
+		return ctxNames[c]
+	}
+	return "invalid"
+}
+
+// IsSoftirq reports whether c is one of the softirq vectors.
+func (c Ctx) IsSoftirq() bool {
+	return c == CtxSoftirqNetRx || c == CtxSoftirqNetTx || c == CtxSoftirqOther
+}
