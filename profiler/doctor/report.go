@@ -31,8 +31,9 @@ type Report struct {
 	// Attribution is the inside-the-kernel backend `auto` picks: "fentry",
 	// "kprobe", "sampling" or "none".
 	Attribution string `json:"attribution"`
-	// Unavailable maps each backend that was skipped to the kernel's reason,
-	// as in the backends.unavailable field of the zcprof/v1 JSON contract.
+	// Unavailable maps each attach kind that did not pass ("fentry",
+	// "kprobe", ...) and each missing tracepoint ("tracepoint/<name>") to the
+	// kernel's reason, as in backends.unavailable of the zcprof/v1 contract.
 	Unavailable map[string]string `json:"unavailable"`
 }
 
