@@ -65,6 +65,15 @@ func (m *zerocopyRx) step(r *rxStream) (int, error) {
 		if errno == unix.EINTR {
 			continue
 		}
+		if errno == unix.EIO {
+			// The kernel's way of saying EOF: empty queue and SOCK_DONE.
+			// Confirm with a recv, which returns 0 at EOF.
+			got, err := m.recv(r, 0, len(m.buf), unix.MSG_DONTWAIT)
+			if err == unix.EAGAIN {
+				return 0, fmt.Errorf("getsockopt(TCP_ZEROCOPY_RECEIVE): EIO before EOF")
+			}
+			return got, err
+		}
 		if errno != 0 {
 			return 0, fmt.Errorf("getsockopt(TCP_ZEROCOPY_RECEIVE): %w", errno)
 		}

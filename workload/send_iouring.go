@@ -23,7 +23,9 @@ type uringTx struct {
 }
 
 func newUringTx(s *txStream) (*uringTx, error) {
-	r, err := iouring.New(64)
+	// Queue depth is 1, but SEND_ZC notifications pile up while the
+	// socket buffer holds unacked data; a roomy CQ avoids the overflow list.
+	r, err := iouring.NewCQ(8, 4096)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +86,12 @@ func (m *uringTx) finish(s *txStream, abort *atomic.Bool) error {
 			if cqe.Flags&iouring.CQEFNotif != 0 {
 				m.notification(s, cqe)
 			}
+			continue
+		}
+		if err := m.ring.Flush(); err != nil {
+			return err
+		}
+		if m.ring.Ready() > 0 {
 			continue
 		}
 		if abort.Load() {

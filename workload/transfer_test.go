@@ -70,3 +70,5 @@ func TestSmoke(t *testing.T) {
 	checkExact(t, cfg, res)
 	fmt.Printf("%+v %v %.1f Gbit/s\n", res.Total(), res.Elapsed, res.ThroughputBps()/1e9)
 }
+
+func numCPU() int { return max(1, len(cpusAllowed())) }

@@ -41,8 +41,16 @@ func setup(entries uint32, p *params) (int, error) {
 
 // New creates a ring with at least entries SQ slots (the kernel rounds up
 // to a power of two; the CQ ring gets twice as many).
-func New(entries uint32) (*Ring, error) {
+func New(entries uint32) (*Ring, error) { return NewCQ(entries, 0) }
+
+// NewCQ is New with a CQ ring of at least cqEntries (IORING_SETUP_CQSIZE),
+// for users that leave many completions (e.g. SEND_ZC notifications) queued.
+func NewCQ(entries, cqEntries uint32) (*Ring, error) {
 	var p params
+	if cqEntries > 0 {
+		p.Flags |= setupCQSize
+		p.CQEntries = cqEntries
+	}
 	fd, err := setup(entries, &p)
 	if err != nil {
 		return nil, fmt.Errorf("io_uring_setup: %w", err)
@@ -134,6 +142,23 @@ func (r *Ring) Submit(waitNr uint32) (int, error) {
 		}
 		total += int(n)
 		return total, nil
+	}
+}
+
+// Flush enters the kernel without submitting or waiting, so that task_work
+// runs and completions parked on the CQ overflow list (CQ ring was full)
+// move into the ring. PeekCQE alone never sees overflowed completions,
+// although the ring fd already polls readable for them.
+func (r *Ring) Flush() error {
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 0, enterGetEvents, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return fmt.Errorf("io_uring_enter: %w", errno)
+		}
+		return nil
 	}
 }
 

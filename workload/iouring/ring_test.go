@@ -212,3 +212,51 @@ func TestSendZCNotification(t *testing.T) {
 		t.Errorf("copied=%d of %d notifications; loopback should always report ZC_COPIED", copied, notifs)
 	}
 }
+
+// TestCQOverflow: more completions than CQ slots are kept by the kernel
+// (IORING_FEAT_NODROP) and show up after Flush, in order.
+func TestCQOverflow(t *testing.T) {
+	r := newRing(t, 8) // CQ: 16 entries
+	const total = 40
+	for i := range total / 8 {
+		for j := range 8 {
+			sqe, err := r.GetSQE()
+			if err != nil {
+				t.Fatal(err)
+			}
+			PrepNop(sqe, uint64(i*8+j))
+		}
+		if _, err := r.Submit(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Ready() != r.CQEntries() {
+		t.Fatalf("Ready=%d, want a full CQ (%d)", r.Ready(), r.CQEntries())
+	}
+	for i := range total {
+		c, ok := r.PeekCQE()
+		if !ok {
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if c, ok = r.PeekCQE(); !ok {
+				t.Fatalf("completion %d lost", i)
+			}
+		}
+		if c.UserData != uint64(i) {
+			t.Fatalf("completion %d has user_data %d", i, c.UserData)
+		}
+	}
+}
+
+func TestNewCQ(t *testing.T) {
+	newRing(t, 1)
+	r, err := NewCQ(8, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.CQEntries() != 1024 {
+		t.Fatalf("CQ entries %d, want 1024", r.CQEntries())
+	}
+}

@@ -13,6 +13,7 @@ const (
 // Setup / enter / mmap constants.
 const (
 	featSingleMmap = 1 << 0 // IORING_FEAT_SINGLE_MMAP
+	setupCQSize    = 1 << 3 // IORING_SETUP_CQSIZE
 
 	enterGetEvents = 1 << 0 // IORING_ENTER_GETEVENTS
 
