@@ -40,9 +40,15 @@ type zerocopyRx struct {
 	copybuf []byte
 	buf     []byte
 	polled  bool
+	lastInq uint32 // zc.inq of the previous call: bytes still queued
 }
 
 func newZerocopyRx(r *rxStream) (*zerocopyRx, error) {
+	// Wake only when a full buffer is queued (or at EOF): fewer calls that
+	// find just a page or two, which the copybuf fallback would copy.
+	if err := unix.SetsockoptInt(r.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT, r.cfg.Size); err != nil {
+		return nil, fmt.Errorf("SO_RCVLOWAT: %w", err)
+	}
 	mem, err := unix.Mmap(r.fd, 0, r.cfg.Size, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmap socket: %w", err)
@@ -56,7 +62,7 @@ func (m *zerocopyRx) step(r *rxStream) (int, error) {
 			Address:        uint64(uintptr(unsafe.Pointer(&m.mem[0]))),
 			Length:         uint32(len(m.mem)),
 			CopybufAddress: uint64(uintptr(unsafe.Pointer(&m.copybuf[0]))),
-			CopybufLen:     int32(len(m.copybuf)),
+			CopybufLen:     int32(m.copybufLen()),
 		}
 		zlen := uint32(unsafe.Sizeof(zc))
 		r.res.RecvCalls++
@@ -83,6 +89,7 @@ func (m *zerocopyRx) step(r *rxStream) (int, error) {
 		if zc.CopybufLen < 0 {
 			return 0, fmt.Errorf("TCP_ZEROCOPY_RECEIVE copybuf: %w", unix.Errno(-zc.CopybufLen))
 		}
+		m.lastInq = zc.Inq
 		n := 0
 		if zc.Length > 0 {
 			r.verify(n, m.mem[:zc.Length])
@@ -142,4 +149,15 @@ func (m *zerocopyRx) close() {
 		unix.Munmap(m.mem)
 		m.mem = nil
 	}
+}
+
+// copybufLen offers the copybuf only when the last call left less than a
+// window queued. After mapping a full window the kernel copies up to
+// copybuf_len bytes of the skb it stopped in (tcp_zc_handle_leftover),
+// which with a backlog costs about a page of copying per call.
+func (m *zerocopyRx) copybufLen() int {
+	if m.lastInq >= uint32(len(m.mem)) {
+		return 0
+	}
+	return len(m.copybuf)
 }

@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"testing"
+)
+
+// TestZerocopySendLoopback: on loopback every MSG_ZEROCOPY / SEND_ZC send
+// is completed, and every completion is COPIED (skb_copy_ubufs on local
+// delivery, KERNEL.md §4.3).
+func TestZerocopySendLoopback(t *testing.T) {
+	requireRoot(t)
+	for _, m := range []string{MethodMsgZerocopy, MethodIOUringZC} {
+		t.Run(m, func(t *testing.T) {
+			cfg := defaults(m, RxRead)
+			res := runTransfer(t, cfg)
+			checkExact(t, cfg, res)
+			s := res.Streams[0]
+			t.Logf("%s: sends %d completions %d copied %d notifications %d", m, s.SendCalls, s.ZCCompletions, s.ZCCopied, s.ZCNotifications)
+			if s.ZCCompletions != s.SendCalls {
+				t.Errorf("completions %d, want one per send (%d)", s.ZCCompletions, s.SendCalls)
+			}
+			if s.ZCCopied != s.ZCCompletions {
+				t.Errorf("copied %d of %d completions; loopback always copies", s.ZCCopied, s.ZCCompletions)
+			}
+			if s.ZCNotifications == 0 || s.ZCNotifications > s.ZCCompletions {
+				t.Errorf("notifications %d for %d completions", s.ZCNotifications, s.ZCCompletions)
+			}
+		})
+	}
+}
+
+// TestNoSockZerocopy: MSG_ZEROCOPY without SO_ZEROCOPY is silently a copy:
+// no notifications at all.
+func TestNoSockZerocopy(t *testing.T) {
+	requireRoot(t)
+	cfg := defaults(MethodMsgZerocopy, RxRead)
+	cfg.NoSockZerocopy = true
+	res := runTransfer(t, cfg)
+	checkExact(t, cfg, res)
+	if s := res.Streams[0]; s.ZCCompletions != 0 || s.ZCNotifications != 0 {
+		t.Errorf("completions %d notifications %d, want none", s.ZCCompletions, s.ZCNotifications)
+	}
+}
+
+// TestZerocopyReceive: behind a zero-copy sender, skb_copy_ubufs repacks
+// the data into order-0 pages that TCP_ZEROCOPY_RECEIVE can map; behind
+// write() nothing maps (compound page frags) and all is copied.
+func TestZerocopyReceive(t *testing.T) {
+	requireRoot(t)
+	for _, c := range []struct {
+		method    string
+		minMapped float64
+	}{
+		{MethodMsgZerocopy, 0.9},
+		{MethodIOUringZC, 0.9},
+		{MethodWrite, 0},
+	} {
+		t.Run(c.method, func(t *testing.T) {
+			cfg := defaults(c.method, RxZerocopy)
+			cfg.Bytes = 32 << 20
+			res := runTransfer(t, cfg)
+			checkExact(t, cfg, res)
+			s := res.Streams[0]
+			if s.RxMappedBytes+s.RxCopiedBytes != cfg.Bytes {
+				t.Errorf("mapped %d + copied %d != %d", s.RxMappedBytes, s.RxCopiedBytes, cfg.Bytes)
+			}
+			share := float64(s.RxMappedBytes) / float64(cfg.Bytes)
+			t.Logf("%s: mapped %d (%.1f%%) copied %d, %d getsockopt+recv calls", c.method, s.RxMappedBytes, 100*share, s.RxCopiedBytes, s.RecvCalls)
+			if share < c.minMapped {
+				t.Errorf("mapped %.1f%% of bytes, want >= %.0f%%", 100*share, 100*c.minMapped)
+			}
+		})
+	}
+}
