@@ -33,6 +33,17 @@ func (t ThreadDelta) MeasuredNS() uint64 {
 	return sum
 }
 
+// InterruptNS is the softirq and hardirq time that ran in the thread.
+func (t ThreadDelta) InterruptNS() uint64 {
+	var sum uint64
+	for k, c := range t.Counters {
+		if k.Ctx != CtxTask {
+			sum += c.NS
+		}
+	}
+	return sum
+}
+
 // Interval is what happened between two snapshots.
 type Interval struct {
 	DurationNS uint64

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/doctor"
 	"github.com/zcprof/zcprof/profiler/procfs"
 )
 
@@ -40,7 +41,7 @@ type Session struct {
 
 // Open loads and attaches the accounting programs.
 func Open(opts Options) (*Session, error) {
-	if err := Privileged(); err != nil {
+	if err := doctor.Privileged(); err != nil {
 		return nil, err
 	}
 	cfg, err := opts.Target.filterConfig()

@@ -37,13 +37,9 @@ func Run(opts Options) Report {
 		opts.Functions = KeyFunctions
 	}
 
-	r := Report{Kernel: kernelRelease(), Unavailable: map[string]string{}}
-	if cpus, err := onlineCPUs(); err == nil {
-		r.CPUs = len(cpus)
-	}
+	h := ReadHost()
+	r := Report{Kernel: h.Kernel, CPUs: h.CPUs, HZ: h.HZ, IRQTimeAccounting: h.IRQTimeAccounting, Unavailable: map[string]string{}}
 	cfg, src, cfgErr := readKernelConfig(r.Kernel)
-	r.HZ = configHZ(cfg)
-	r.IRQTimeAccounting = configEnabled(cfg, "CONFIG_IRQ_TIME_ACCOUNTING")
 	r.Settings = Settings{
 		Lockdown:          readLockdown(),
 		KptrRestrict:      readSysctl("kernel.kptr_restrict"),

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+func newProfileCmd() *cobra.Command {
+	var (
+		opts      profiler.ProfileOptions
+		pids      []int
+		asJSON    bool
+		noFollow  bool
+		threadsOn bool
+	)
+	cmd := &cobra.Command{
+		Use:   "profile [flags] [-- command [args...]]",
+		Short: "Exact per-thread, per-path CPU of a command, processes, a cgroup or the whole system",
+		Example: `  zcprof profile -- iperf3 -c 127.0.0.1 -Z
+  zcprof profile --pid 4242 --duration 10s
+  zcprof profile --comm nginx --interval 1s
+  zcprof profile --cgroup /sys/fs/cgroup/unified/my.slice -d 5s
+  zcprof profile -a -d 5s --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := &opts.Target
+			t.PIDs = pids
+			t.FollowChildren = !noFollow
+			opts.Command = args
+			opts.Threads = threadsOn
+			if err := validateProfile(cmd, opts); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			render := func(d *report.Document) error {
+				if asJSON {
+					return report.WriteJSON(out, d)
+				}
+				return report.WriteTable(out, d)
+			}
+			if opts.Interval > 0 {
+				opts.OnInterval = render
+			}
+			res, err := profiler.Profile(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if opts.Interval > 0 && !asJSON {
+				fmt.Fprintln(out, "\n=== whole run ===")
+			}
+			if err := render(res.Document); err != nil {
+				return err
+			}
+			if res.ExitCode != 0 {
+				return exitError{res.ExitCode}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntSliceVarP(&pids, "pid", "p", nil, "profile these processes (all threads), comma-separated")
+	f.StringVar(&opts.Target.Comm, "comm", "", "profile every process with this command name")
+	f.StringVar(&opts.Target.Cgroup, "cgroup", "", "profile the tasks of this cgroup v2 directory and its descendants")
+	f.BoolVarP(&opts.Target.All, "all", "a", false, "profile every task on the system (except zcprof)")
+	f.DurationVarP(&opts.Duration, "duration", "d", 0, "stop after this long (default: until the command or pids exit, or Ctrl-C)")
+	f.DurationVarP(&opts.Interval, "interval", "i", 0, "also print a report every interval")
+	f.BoolVar(&threadsOn, "threads", false, "break each process down by thread")
+	f.BoolVar(&noFollow, "no-follow", false, "do not follow children forked by the targets")
+	f.BoolVar(&asJSON, "json", false, "print zcprof/v1 JSON instead of tables")
+	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
+	return cmd
+}
+
+func validateProfile(cmd *cobra.Command, o profiler.ProfileOptions) error {
+	t := o.Target
+	targets := 0
+	for _, set := range []bool{len(t.PIDs) > 0, t.Comm != "", t.Cgroup != "", t.All, len(o.Command) > 0} {
+		if set {
+			targets++
+		}
+	}
+	if targets == 0 {
+		return errors.New("nothing to profile: give a command after --, or --pid, --comm, --cgroup or -a")
+	}
+	if len(o.Command) > 0 && cmd.ArgsLenAtDash() != 0 {
+		return fmt.Errorf("unexpected argument %q: put the command to profile after --", o.Command[0])
+	}
+	if t.All && targets > 1 {
+		return errors.New("-a already profiles everything: drop the other target flags")
+	}
+	for _, pid := range t.PIDs {
+		if pid <= 0 {
+			return fmt.Errorf("--pid %d: not a process id", pid)
+		}
+	}
+	if o.Duration < 0 {
+		return fmt.Errorf("--duration %v: must be positive", o.Duration)
+	}
+	if o.Interval < 0 || (o.Interval > 0 && o.Interval < 100*time.Millisecond) {
+		return fmt.Errorf("--interval %v: must be at least 100ms", o.Interval)
+	}
+	return nil
+}

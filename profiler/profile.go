@@ -1,0 +1,199 @@
+package profiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/spawn"
+)
+
+// ProfileOptions configure `zcprof profile`.
+type ProfileOptions struct {
+	Target   Target
+	Command  []string      // spawn and follow this command
+	Duration time.Duration // 0: until the command or the pid exits, or ctx ends
+	Interval time.Duration // >0: call OnInterval with a document per interval
+	Threads  bool          // per-thread entries
+	Backend  string
+
+	OnInterval func(*report.Document) error
+	// OnStart is called once the programs are attached and the target is
+	// registered (tests use it to know when to start their workload).
+	OnStart func()
+}
+
+// ProfileResult is the whole run.
+type ProfileResult struct {
+	Document *report.Document
+	// ExitCode is the spawned command's exit status (0 without a command).
+	ExitCode int
+}
+
+// Profile attaches, follows the target until it ends (or Duration, or ctx
+// is cancelled: Ctrl-C), and returns the report of the whole run. Every
+// program is detached before it returns, on every path.
+func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
+	if opts.Duration < 0 || opts.Interval < 0 {
+		return nil, errors.New("durations must be positive")
+	}
+	if len(opts.Command) > 0 {
+		opts.Target.FollowChildren = true
+	}
+	sess, err := Open(Options{Target: opts.Target, Backend: opts.Backend})
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+
+	var child *spawn.Child
+	if len(opts.Command) > 0 {
+		child, err = spawn.Start(opts.Command)
+		if err != nil {
+			return nil, err
+		}
+		if err := sess.AddProcess(child.Pid); err != nil {
+			child.Signal(unix.SIGKILL)
+			child.Wait()
+			return nil, err
+		}
+	}
+	start, err := sess.Snapshot()
+	if err != nil {
+		if child != nil {
+			child.Signal(unix.SIGKILL)
+			child.Wait()
+		}
+		return nil, err
+	}
+	res := &ProfileResult{}
+	ended := make(chan string, 1)
+	if child != nil {
+		if err := child.Release(); err != nil {
+			return nil, fmt.Errorf("start command: %w", err)
+		}
+		go func() {
+			code, err := child.Wait()
+			res.ExitCode = code
+			if err != nil {
+				ended <- fmt.Sprintf("command: %v", err)
+				return
+			}
+			ended <- ""
+		}()
+	} else if len(opts.Target.PIDs) > 0 {
+		go watchPIDs(ctx, opts.Target.PIDs, ended)
+	}
+	if opts.OnStart != nil {
+		opts.OnStart()
+	}
+
+	var deadline <-chan time.Time
+	if opts.Duration > 0 {
+		t := time.NewTimer(opts.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var tick <-chan time.Time
+	if opts.Interval > 0 {
+		t := time.NewTicker(opts.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	prev := start
+	var note string
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			note = "interrupted"
+			if child != nil {
+				child.Signal(unix.SIGINT)
+				<-ended
+			}
+			break loop
+		case <-deadline:
+			if child != nil {
+				note = "duration reached; the command keeps running"
+			}
+			break loop
+		case msg := <-ended:
+			note = msg
+			break loop
+		case <-tick:
+			snap, err := sess.Snapshot()
+			if err != nil {
+				return nil, err
+			}
+			if opts.OnInterval != nil {
+				if err := opts.OnInterval(sess.profileDocument(Delta(prev, snap), opts.Threads)); err != nil {
+					return nil, err
+				}
+			}
+			prev = snap
+		}
+	}
+	end, err := sess.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	res.Document = sess.profileDocument(Delta(start, end), opts.Threads)
+	if note != "" && note != "interrupted" {
+		res.Document.Warnings = append(res.Document.Warnings, note)
+	}
+	return res, sess.Close()
+}
+
+func (s *Session) profileDocument(iv Interval, threads bool) *report.Document {
+	procs := Processes(iv, threads)
+	var measured uint64
+	for _, p := range procs {
+		measured += p.CPU.OnCPUNS
+	}
+	d := s.NewDocument("profile", iv, measured)
+	d.Processes = procs
+	return d
+}
+
+// watchPIDs reports when every watched process has exited.
+func watchPIDs(ctx context.Context, pids []int, ended chan<- string) {
+	var fds []int
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err == nil {
+			fds = append(fds, fd)
+		}
+	}
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	alive := len(fds)
+	polls := make([]unix.PollFd, len(fds))
+	for i, fd := range fds {
+		polls[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	}
+	for alive > 0 && ctx.Err() == nil {
+		n, err := unix.Poll(polls, 200)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		if n <= 0 {
+			continue
+		}
+		for i := range polls {
+			if polls[i].Revents&unix.POLLIN != 0 {
+				polls[i].Fd = -1 // exited: stop polling it
+				alive--
+			}
+		}
+	}
+	if ctx.Err() == nil {
+		ended <- fmt.Sprintf("target process(es) %v exited; profiled until then", pids)
+	}
+}

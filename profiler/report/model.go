@@ -1,0 +1,153 @@
+// Package report is zcprof's result model (the zcprof/v1 JSON contract of
+// DESIGN.md) and its renderers. Every output is made from these types.
+package report
+
+// Schema names the JSON contract; bump it when a field is renamed.
+const Schema = "zcprof/v1"
+
+// Document is one `zcprof profile` or `zcprof run` result.
+type Document struct {
+	Schema     string     `json:"schema"`
+	Command    string     `json:"command"` // "profile" or "run"
+	Host       Host       `json:"host"`
+	Backends   Backends   `json:"backends"`
+	Overhead   Overhead   `json:"overhead"`
+	DurationNS uint64     `json:"duration_ns"`
+	Processes  []Process  `json:"processes,omitempty"`
+	Cells      []Cell     `json:"cells,omitempty"`
+	System     *System    `json:"system,omitempty"`
+	Precision  *Precision `json:"precision,omitempty"`
+	Warnings   []string   `json:"warnings,omitempty"`
+}
+
+// Host describes the machine and kernel the figures come from.
+type Host struct {
+	Kernel            string `json:"kernel"`
+	CPUs              int    `json:"cpus"`
+	HZ                int    `json:"hz"`
+	IRQTimeAccounting bool   `json:"irq_time_accounting"`
+}
+
+// Backends says how the figures were obtained.
+type Backends struct {
+	Accounting  string            `json:"accounting"`
+	Attribution string            `json:"attribution"`
+	Unavailable map[string]string `json:"unavailable"`
+}
+
+// Overhead is what zcprof's own BPF programs cost.
+type Overhead struct {
+	BPFNS  uint64  `json:"bpf_ns"`
+	Events uint64  `json:"events"`
+	Share  float64 `json:"share"` // bpf_ns / measured on-CPU ns of the targets
+	Misses uint64  `json:"recursion_misses"`
+	// NSPerEvent is bpf_ns / events (includes the statistics' own clock reads).
+	NSPerEvent float64 `json:"ns_per_event"`
+}
+
+// Process is one process (or one side of a `run` cell) with its threads.
+type Process struct {
+	PID      int       `json:"pid"`
+	Comm     string    `json:"comm"`
+	CPU      CPU       `json:"cpu"`
+	Paths    []Path    `json:"paths"`
+	Zerocopy *Zerocopy `json:"zerocopy"`
+	Threads  []Thread  `json:"threads,omitempty"`
+}
+
+// Thread is one thread's figures (with --threads).
+type Thread struct {
+	TID   int    `json:"tid"`
+	Comm  string `json:"comm"`
+	CPU   CPU    `json:"cpu"`
+	Paths []Path `json:"paths"`
+}
+
+// CPU is on-CPU time split by context, beside the kernel's own figures.
+type CPU struct {
+	OnCPUNS   uint64 `json:"on_cpu_ns"`
+	UserNS    uint64 `json:"user_ns"`
+	KernelNS  uint64 `json:"kernel_ns"` // syscall (task context) time
+	SoftirqNS uint64 `json:"softirq_ns"`
+	HardirqNS uint64 `json:"hardirq_ns"`
+	// Softirq by vector.
+	SoftirqNetRxNS uint64 `json:"softirq_net_rx_ns"`
+	SoftirqNetTxNS uint64 `json:"softirq_net_tx_ns"`
+	SoftirqOtherNS uint64 `json:"softirq_other_ns"`
+	// The kernel's own view of the same interval: sum_exec_runtime and the
+	// tick-sampled times() split.
+	SchedstatNS   uint64 `json:"schedstat_ns"`
+	TimesUserNS   uint64 `json:"times_user_ns"`
+	TimesSystemNS uint64 `json:"times_system_ns"`
+	// UnresolvedNS is time of threads that never crossed a syscall
+	// boundary while watched, so user and kernel could not be told apart;
+	// it is included in KernelNS under the path "other".
+	UnresolvedNS uint64 `json:"unresolved_ns,omitempty"`
+}
+
+// Path is one path of the taxonomy (DESIGN.md): a syscall path, or a
+// non-syscall context (user, softirq.*, hardirq). CPUNS of all paths of an
+// entry add up to its on_cpu_ns.
+type Path struct {
+	Path  string `json:"path"`
+	Calls uint64 `json:"calls"`
+	Bytes uint64 `json:"bytes"`
+	// CPUNS is task-context time for syscall paths and user; the whole
+	// context's time for softirq.* and hardirq.
+	CPUNS uint64 `json:"cpu_ns"`
+	// SoftirqNS is softirq time that interrupted this path (syscall paths
+	// and user only), by vector in Softirq.
+	SoftirqNS  uint64            `json:"softirq_ns"`
+	Softirq    map[string]uint64 `json:"softirq,omitempty"`
+	HardirqNS  uint64            `json:"hardirq_ns,omitempty"`
+	NSPerCall  float64           `json:"ns_per_call,omitempty"`
+	NSPerMiB   float64           `json:"ns_per_mib,omitempty"` // service demand
+	Categories []Category        `json:"categories"`
+}
+
+// Category is CPU inside a path (attribution issue); exact or estimated.
+type Category struct {
+	Category string `json:"category"`
+	CPUNS    uint64 `json:"cpu_ns"`
+	CI95NS   uint64 `json:"ci95_ns"`
+	Exact    bool   `json:"exact"`
+}
+
+// Zerocopy holds byte classes and the verdict.
+type Zerocopy struct {
+	TxBytes             uint64 `json:"tx_bytes"`
+	TxCopiedBytes       uint64 `json:"tx_copied_bytes"`
+	TxSplicedBytes      uint64 `json:"tx_spliced_bytes"`
+	TxPinnedBytes       uint64 `json:"tx_pinned_bytes"`
+	TxDeferredCopyBytes uint64 `json:"tx_deferred_copy_bytes"`
+	RxCopiedBytes       uint64 `json:"rx_copied_bytes"`
+	RxMappedBytes       uint64 `json:"rx_mapped_bytes"`
+	Verdict             string `json:"verdict"`
+	Reason              string `json:"reason"`
+}
+
+// System is interrupt time that ran while no target was current.
+type System struct {
+	Paths []Path `json:"paths"` // system.idle, system.ksoftirqd, system.other_task
+	CPU   CPU    `json:"cpu"`
+}
+
+// Precision is zcprof's self-check against sum_exec_runtime.
+type Precision struct {
+	Checked   int     `json:"checked_threads"`
+	Failed    int     `json:"failed_threads"`
+	Unchecked int     `json:"unchecked_threads"`
+	MaxErrPct float64 `json:"max_error_pct"`
+	Bound     string  `json:"bound"`
+}
+
+// Cell is one cell of a `zcprof run` matrix.
+type Cell struct {
+	Method        string  `json:"method"`
+	RxMethod      string  `json:"rx_method"`
+	Size          int     `json:"size"`
+	Streams       int     `json:"streams"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	Sender        Process `json:"sender"`
+	Receiver      Process `json:"receiver"`
+}

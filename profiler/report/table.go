@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// WriteTable renders a profile document for a terminal.
+func WriteTable(w io.Writer, d *Document) error {
+	bw := &errWriter{w: w}
+	bw.printf("zcprof %s  %s  accounting: %s (exact)  attribution: %s\n",
+		d.Command, Seconds(d.DurationNS), d.Backends.Accounting, orNone(d.Backends.Attribution))
+	bw.printf("overhead: BPF %s over %d events (%.0f ns/event, %.2f%% of measured CPU)\n",
+		Seconds(d.Overhead.BPFNS), d.Overhead.Events, d.Overhead.NSPerEvent, 100*d.Overhead.Share)
+	for _, p := range d.Processes {
+		bw.printf("\n")
+		writeProcess(bw, p, d.DurationNS)
+		for _, t := range p.Threads {
+			bw.printf("  thread %d %s: on-CPU %s, schedstat %s\n", t.TID, t.Comm, Seconds(t.CPU.OnCPUNS), Seconds(t.CPU.SchedstatNS))
+			writePaths(bw, "    ", t.Paths)
+		}
+	}
+	if len(d.Processes) == 0 {
+		bw.printf("\nno target process ran during the interval\n")
+	}
+	if d.System != nil {
+		bw.printf("\nSYSTEM (interrupts while no target ran: idle CPUs, ksoftirqd, other tasks)  softirq %s  hardirq %s\n",
+			Seconds(d.System.CPU.SoftirqNS), Seconds(d.System.CPU.HardirqNS))
+		writePaths(bw, "  ", d.System.Paths)
+	}
+	if d.Precision != nil && d.Precision.Checked > 0 {
+		bw.printf("\nself-check: %d thread(s) within %s of schedstat: %d failed, largest error %.2f%%\n",
+			d.Precision.Checked, d.Precision.Bound, d.Precision.Failed, d.Precision.MaxErrPct)
+	}
+	for _, warn := range d.Warnings {
+		bw.printf("warning: %s\n", warn)
+	}
+	return bw.err
+}
+
+func writeProcess(bw *errWriter, p Process, durationNS uint64) {
+	c := p.CPU
+	bw.printf("PID %d %s: on-CPU %s (%s of a core)\n", p.PID, p.Comm, Seconds(c.OnCPUNS), Percent(c.OnCPUNS, durationNS))
+	bw.printf("  user %s  kernel %s  softirq %s (net_rx %s, net_tx %s, other %s)  hardirq %s\n",
+		Seconds(c.UserNS), Seconds(c.KernelNS), Seconds(c.SoftirqNS),
+		Seconds(c.SoftirqNetRxNS), Seconds(c.SoftirqNetTxNS), Seconds(c.SoftirqOtherNS), Seconds(c.HardirqNS))
+	bw.printf("  kernel's own figures: schedstat %s (measured %s)  times(): user %s system %s\n",
+		Seconds(c.SchedstatNS), signedPercent(c.OnCPUNS, c.SchedstatNS), Seconds(c.TimesUserNS), Seconds(c.TimesSystemNS))
+	writePaths(bw, "  ", p.Paths)
+	if why := TimesExplanation(c); why != "" {
+		bw.printf("  %s\n", why)
+	}
+	if p.Zerocopy != nil && p.Zerocopy.TxBytes > 0 {
+		bw.printf("  zero-copy: %s\n", p.Zerocopy.Verdict)
+	}
+}
+
+func writePaths(bw *errWriter, indent string, paths []Path) {
+	if len(paths) == 0 {
+		return
+	}
+	const row = "%s%-18s %12s %11s %10s %10s %10s  %s\n"
+	bw.printf(row, indent, "PATH", "CALLS", "BYTES", "CPU", "CPU/CALL", "CPU/MiB", "SOFTIRQ DURING PATH")
+	for _, p := range paths {
+		bw.printf(row, indent, p.Path, count(p.Calls), bytes(p.Bytes), Seconds(p.CPUNS),
+			perCall(p.NSPerCall), perCall(p.NSPerMiB), softirqCell(p))
+	}
+}
+
+// TimesExplanation says, in one sentence, why times() differs from the
+// exact split: softirq work billed to this task's system time.
+func TimesExplanation(c CPU) string {
+	// Only worth a sentence when it moves the figure by 1% or more.
+	if c.TimesSystemNS == 0 || c.SoftirqNS*100 < c.TimesSystemNS {
+		return ""
+	}
+	return fmt.Sprintf("times() reports %s of system time, of which %s was softirq work run in this context (NET_RX %s), not its own syscalls: on loopback and veth that is receive processing for whichever socket the packets were for",
+		Seconds(c.TimesSystemNS), Seconds(c.SoftirqNS), Seconds(c.SoftirqNetRxNS))
+}
+
+func softirqCell(p Path) string {
+	if p.SoftirqNS < 500_000 { // below the table's resolution
+		return ""
+	}
+	var parts []string
+	keys := make([]string, 0, len(p.Softirq))
+	for k := range p.Softirq {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, strings.TrimPrefix(k, "softirq.")+" "+Seconds(p.Softirq[k]))
+	}
+	return Seconds(p.SoftirqNS) + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// Seconds formats nanoseconds as seconds with millisecond resolution.
+func Seconds(ns uint64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
+
+// Percent formats a/b.
+func Percent(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
+func signedPercent(measured, ref uint64) string {
+	if ref == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*(float64(measured)-float64(ref))/float64(ref))
+}
+
+func perCall(ns float64) string {
+	switch {
+	case ns == 0:
+		return ""
+	case ns < 1e3:
+		return fmt.Sprintf("%.0f ns", ns)
+	case ns < 1e6:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	default:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	}
+}
+
+func count(n uint64) string {
+	if n == 0 {
+		return ""
+	}
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func bytes(n uint64) string {
+	switch {
+	case n == 0:
+		return ""
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// errWriter keeps the first write error so renderers can print freely.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}

@@ -1,0 +1,100 @@
+// Package spawn starts a command so that it can be registered with the
+// profiler before it executes a single instruction of its own: zcprof
+// re-executes itself as a small helper that blocks on a pipe, the profiler
+// registers the helper's pid, and only then does the helper exec the
+// command (keeping the pid, so nothing is missed).
+package spawn
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// helperArg is argv[1] of the re-executed helper.
+const helperArg = "__zcprof_exec_helper"
+
+// Child is a command waiting for Release.
+type Child struct {
+	cmd     *exec.Cmd
+	release *os.File
+	Pid     int
+}
+
+// Start resolves argv[0] on PATH and starts the helper, stopped before exec.
+func Start(argv []string) (*Child, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command given after --")
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("command %q: %w", argv[0], err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, append([]string{helperArg, path}, argv...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r} // fd 3 in the helper
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	r.Close()
+	return &Child{cmd: cmd, release: w, Pid: cmd.Process.Pid}, nil
+}
+
+// Release lets the helper exec the command.
+func (c *Child) Release() error {
+	_, err := c.release.Write([]byte{1})
+	c.release.Close()
+	return err
+}
+
+// Wait waits for the command and returns its exit status (128+signal when
+// killed by a signal, as shells report it).
+func (c *Child) Wait() (int, error) {
+	if c.release != nil {
+		c.release.Close() // if never released, the helper exits
+	}
+	err := c.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
+}
+
+// Signal forwards a signal to the command.
+func (c *Child) Signal(sig os.Signal) error { return c.cmd.Process.Signal(sig) }
+
+// RunHelperIfRequested must be the first thing main does: in the helper it
+// waits for the release byte and execs the command; it returns otherwise.
+func RunHelperIfRequested() {
+	if len(os.Args) < 4 || os.Args[1] != helperArg {
+		return
+	}
+	release := os.NewFile(3, "release")
+	var b [1]byte
+	if n, _ := release.Read(b[:]); n != 1 {
+		os.Exit(125) // the profiler gave up before releasing us
+	}
+	release.Close()
+	err := syscall.Exec(os.Args[2], os.Args[3:], os.Environ())
+	fmt.Fprintf(os.Stderr, "zcprof: exec %s: %v\n", os.Args[3], err)
+	os.Exit(127)
+}
