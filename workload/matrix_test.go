@@ -10,7 +10,7 @@ import (
 func TestSendMethodsRead(t *testing.T) {
 	requireRoot(t)
 	for _, m := range Methods {
-		for _, size := range []int{64 << 10, 10000} {
+		for _, size := range []int{64 << 10, 10000, 2<<20 + 3} {
 			t.Run(fmt.Sprintf("%s/%d", m, size), func(t *testing.T) {
 				cfg := defaults(m, RxRead)
 				cfg.Size = size
