@@ -227,6 +227,8 @@ static __always_inline void resolve(struct zc_cpu *c)
 
 	if (c->resolved && c->epoch == targets_epoch)
 		return;
+	if (!c->resolved && c->tid != (__u32)bpf_get_current_pid_tgid())
+		c->billed_in = 0; /* not the task the switch announced */
 	c->epoch = targets_epoch;
 	pt = bpf_get_current_pid_tgid();
 	tid = (__u32)pt;
@@ -253,32 +255,42 @@ static __always_inline void resolve(struct zc_cpu *c)
 	}
 	c->gen = t->gen;
 	c->path = t->path;
+	if (c->billed_in) {
+		add_stat(c->gen, c->path, CTX_BILLED_FROM_PREV, c->billed_in, 0, 0);
+		c->billed_in = 0;
+	}
 }
 
-/* Charge the time since the previous event on this CPU. */
+/* Charge the time since the previous event on this CPU, with the calls and
+ * bytes of a syscall that ends now. */
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
 {
-	__u64 last = c->last_ts;
+	__u64 last = c->last_ts, d = 0;
 	__u8 ctx;
 
-	c->last_ts = now;
-	if (!last || now <= last)
-		last = now; /* first event seen on this CPU: nothing to charge */
+	/* An interrupt handler may have run between our clock read and here
+	 * and moved last_ts past now: never move it back (that would count
+	 * the interrupt twice). */
+	if (now > last) {
+		c->last_ts = now;
+		if (last) /* else: first event on this CPU, nothing to charge */
+			d = now - last;
+	}
 	ctx = c->stack[masked(c->depth, MAX_DEPTH - 1)];
 	if (c->depth == 0)
 		ctx = CTX_TASK;
-	if (ctx >= NR_CTX)
+	if (ctx >= NR_CTX || (!d && !calls))
 		return;
 	if (c->gen) {
-		add_stat(c->gen, c->path, ctx, now - last, calls, bytes);
+		add_stat(c->gen, c->path, ctx, d, calls, bytes);
 		if (c->path == PATH_UNKNOWN) {
 			__u32 tid = c->tid;
 			struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
 			if (t)
-				t->unknown_ns[masked(ctx, 7)] += now - last;
+				t->unknown_ns[masked(ctx, 7)] += d;
 		}
 	} else if (ctx != CTX_TASK) {
-		add_stat(0, c->sys_path, ctx, now - last, calls, 0);
+		add_stat(0, c->sys_path, ctx, d, calls, 0);
 	}
 }
 
@@ -520,21 +532,75 @@ static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 	bpf_map_delete_elem(&threads, &tid);
 }
 
-static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state, __u32 next_pid)
+/* The kernel ends prev's runtime where update_curr() last ran for it (in
+ * __schedule) and starts next's at its se.exec_start, both read from the rq
+ * clock taken at the top of __schedule or earlier: after a wakeup
+ * preemption the rq clock is not updated again (rq_clock_skip_update), so
+ * the rest of the waker's run until the switch is billed to the woken task.
+ * sched_switch itself fires later still, after pick_next_task and newidle
+ * balancing. We cut as close to the kernel as the events we have already
+ * charged allow, and record the remaining difference on each side
+ * (CTX_BILLED_*) for the schedstat self-check. */
+static __always_inline __s64 clamp_diff(__s64 d)
+{
+	return d > 100000000LL || d < -100000000LL ? 0 : d;
+}
+
+static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
+				     __u64 prev_exec_start, __u32 next_pid, __u64 next_exec_start)
 {
 	struct zc_cpu *c = this_cpu();
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), kp = 0, kn = 0, b;
 
 	if (!c)
 		return 0;
 	resolve(c); /* current is still prev */
-	charge(c, now, 0, 0);
+	if (c->clk_off) {
+		/* exec_start is where update_curr() last cut each task. */
+		if (c->tid && prev_exec_start)
+			kp = prev_exec_start + c->clk_off; /* kernel's end of prev */
+		if (next_pid && next_exec_start)
+			kn = next_exec_start + c->clk_off; /* kernel's start of next */
+	}
+	b = kp ? kp : (kn ? kn : now);
+	if (b < c->last_ts || b > now)
+		b = b > now ? now : c->last_ts;
+	charge(c, b, 0, 0);
+	if (c->gen && kp)
+		add_stat(c->gen, c->path, CTX_BILLED_TO_NEXT, clamp_diff(b - kp), 0, 0);
+	c->billed_in = kn ? clamp_diff(b - kn) : 0;
 	if (c->gen && prev_state == TASK_DEAD)
 		finish_thread(prev, c->tid);
 	c->tid = next_pid;
 	c->resolved = 0;
 	c->gen = 0;
 	c->depth = 0;
+	return 0;
+}
+
+/* update_curr() reports each runtime increment of a CPU's current task,
+ * with se.exec_start just set to the rq clock it used: a sample of the
+ * offset between our clock and the rq clock. A stale rq clock (it is not
+ * updated on every path) makes a sample too large, so keep the smallest,
+ * letting it rise slowly (steal time moves the task clock). The update may
+ * run on another CPU (remote wakeup), so the sample goes to the task's CPU. */
+static __always_inline int on_stat_runtime(__u32 pid, __u32 cpu, __u64 exec_start)
+{
+	struct zc_cpu *c;
+	__u32 zero = 0;
+	__s64 sample;
+
+	if (pid == (__u32)bpf_get_current_pid_tgid())
+		c = this_cpu();
+	else
+		c = bpf_map_lookup_percpu_elem(&cpu_states, &zero, cpu);
+	if (!c || !exec_start)
+		return 0;
+	sample = bpf_ktime_get_ns() - exec_start;
+	if (!c->clk_off || sample < c->clk_off)
+		c->clk_off = sample;
+	else
+		c->clk_off += (sample - c->clk_off) >> 8;
 	return 0;
 }
 
@@ -661,7 +727,13 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	     unsigned int prev_state)
 {
 	/* Typed arguments: plain loads. */
-	return on_switch(prev, prev_state, next->pid);
+	return on_switch(prev, prev_state, prev->se.exec_start, next->pid, next->se.exec_start);
+}
+
+SEC("tp_btf/sched_stat_runtime")
+int BPF_PROG(btf_stat_runtime, struct task_struct *p)
+{
+	return on_stat_runtime(p->pid, p->thread_info.cpu, p->se.exec_start);
 }
 
 SEC("tp_btf/softirq_entry")
@@ -703,7 +775,15 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(prev, prev_state, BPF_CORE_READ(next, pid));
+	return on_switch(prev, prev_state, BPF_CORE_READ(prev, se.exec_start), BPF_CORE_READ(next, pid),
+			 BPF_CORE_READ(next, se.exec_start));
+}
+
+SEC("raw_tp/sched_stat_runtime")
+int BPF_PROG(raw_stat_runtime, struct task_struct *p)
+{
+	return on_stat_runtime(BPF_CORE_READ(p, pid), BPF_CORE_READ(p, thread_info.cpu),
+			       BPF_CORE_READ(p, se.exec_start));
 }
 
 SEC("raw_tp/softirq_entry")

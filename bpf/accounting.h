@@ -35,6 +35,13 @@ enum zc_ctx {
 	CTX_SOFTIRQ_OTHER = 3,
 	CTX_HARDIRQ = 4,
 	NR_CTX = 5,
+	/* Not on-CPU time: where the kernel's sum_exec_runtime draws a context
+	 * switch earlier than the switch itself (the rq clock is not updated
+	 * after a wakeup preemption), the kernel bills [its boundary, switch]
+	 * to the next task. Kept apart so the schedstat self-check can
+	 * compare like with like. */
+	CTX_BILLED_TO_NEXT = 5,
+	CTX_BILLED_FROM_PREV = 6,
 };
 
 /* Target filters, ORed in cfg_filter. */
@@ -100,6 +107,8 @@ struct zc_cpu {
 	__u8 stack[MAX_DEPTH];
 	__u32 epoch;    /* targets_epoch at resolution */
 	__u32 pad;
+	__s64 clk_off;  /* ktime - rq_clock_task (see on_stat_runtime) */
+	__u64 billed_in; /* CTX_BILLED_FROM_PREV for the next task, once resolved */
 };
 
 #endif

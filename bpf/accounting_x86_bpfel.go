@@ -25,6 +25,8 @@ type AccountingZcCpu struct {
 	Stack    [4]uint8
 	Epoch    uint32
 	Pad      uint32
+	ClkOff   int64
+	BilledIn uint64
 }
 
 type AccountingZcStatKey struct {
@@ -87,6 +89,7 @@ const (
 	AccountingProgBtfSockSendLength = "btf_sock_send_length"
 	AccountingProgBtfSoftirqEntry   = "btf_softirq_entry"
 	AccountingProgBtfSoftirqExit    = "btf_softirq_exit"
+	AccountingProgBtfStatRuntime    = "btf_stat_runtime"
 	AccountingProgBtfSysEnter       = "btf_sys_enter"
 	AccountingProgBtfSysExit        = "btf_sys_exit"
 	AccountingProgRawExec           = "raw_exec"
@@ -98,6 +101,7 @@ const (
 	AccountingProgRawSockSendLength = "raw_sock_send_length"
 	AccountingProgRawSoftirqEntry   = "raw_softirq_entry"
 	AccountingProgRawSoftirqExit    = "raw_softirq_exit"
+	AccountingProgRawStatRuntime    = "raw_stat_runtime"
 	AccountingProgRawSysEnter       = "raw_sys_enter"
 	AccountingProgRawSysExit        = "raw_sys_exit"
 	AccountingVarCfgComm            = "cfg_comm"
@@ -160,6 +164,7 @@ type AccountingProgramSpecs struct {
 	BtfSockSendLength *ebpf.ProgramSpec `ebpf:"btf_sock_send_length"`
 	BtfSoftirqEntry   *ebpf.ProgramSpec `ebpf:"btf_softirq_entry"`
 	BtfSoftirqExit    *ebpf.ProgramSpec `ebpf:"btf_softirq_exit"`
+	BtfStatRuntime    *ebpf.ProgramSpec `ebpf:"btf_stat_runtime"`
 	BtfSysEnter       *ebpf.ProgramSpec `ebpf:"btf_sys_enter"`
 	BtfSysExit        *ebpf.ProgramSpec `ebpf:"btf_sys_exit"`
 	RawExec           *ebpf.ProgramSpec `ebpf:"raw_exec"`
@@ -171,6 +176,7 @@ type AccountingProgramSpecs struct {
 	RawSockSendLength *ebpf.ProgramSpec `ebpf:"raw_sock_send_length"`
 	RawSoftirqEntry   *ebpf.ProgramSpec `ebpf:"raw_softirq_entry"`
 	RawSoftirqExit    *ebpf.ProgramSpec `ebpf:"raw_softirq_exit"`
+	RawStatRuntime    *ebpf.ProgramSpec `ebpf:"raw_stat_runtime"`
 	RawSysEnter       *ebpf.ProgramSpec `ebpf:"raw_sys_enter"`
 	RawSysExit        *ebpf.ProgramSpec `ebpf:"raw_sys_exit"`
 }
@@ -268,6 +274,7 @@ type AccountingPrograms struct {
 	BtfSockSendLength *ebpf.Program `ebpf:"btf_sock_send_length"`
 	BtfSoftirqEntry   *ebpf.Program `ebpf:"btf_softirq_entry"`
 	BtfSoftirqExit    *ebpf.Program `ebpf:"btf_softirq_exit"`
+	BtfStatRuntime    *ebpf.Program `ebpf:"btf_stat_runtime"`
 	BtfSysEnter       *ebpf.Program `ebpf:"btf_sys_enter"`
 	BtfSysExit        *ebpf.Program `ebpf:"btf_sys_exit"`
 	RawExec           *ebpf.Program `ebpf:"raw_exec"`
@@ -279,6 +286,7 @@ type AccountingPrograms struct {
 	RawSockSendLength *ebpf.Program `ebpf:"raw_sock_send_length"`
 	RawSoftirqEntry   *ebpf.Program `ebpf:"raw_softirq_entry"`
 	RawSoftirqExit    *ebpf.Program `ebpf:"raw_softirq_exit"`
+	RawStatRuntime    *ebpf.Program `ebpf:"raw_stat_runtime"`
 	RawSysEnter       *ebpf.Program `ebpf:"raw_sys_enter"`
 	RawSysExit        *ebpf.Program `ebpf:"raw_sys_exit"`
 }
@@ -294,6 +302,7 @@ func (p *AccountingPrograms) Close() error {
 		p.BtfSockSendLength,
 		p.BtfSoftirqEntry,
 		p.BtfSoftirqExit,
+		p.BtfStatRuntime,
 		p.BtfSysEnter,
 		p.BtfSysExit,
 		p.RawExec,
@@ -305,6 +314,7 @@ func (p *AccountingPrograms) Close() error {
 		p.RawSockSendLength,
 		p.RawSoftirqEntry,
 		p.RawSoftirqExit,
+		p.RawStatRuntime,
 		p.RawSysEnter,
 		p.RawSysExit,
 	)

@@ -39,7 +39,16 @@ var softirqCtxs = []Ctx{CtxSoftirqNetRx, CtxSoftirqNetTx, CtxSoftirqOther}
 func (t Totals) Entry() (report.CPU, []report.Path) {
 	counters := map[PathCtx]Counter{}
 	var unresolved uint64
+	var boundary int64
 	for k, c := range t.Counters {
+		switch k.Ctx {
+		case CtxBilledFromPrev:
+			boundary += int64(c.NS)
+			continue
+		case CtxBilledToNext:
+			boundary -= int64(c.NS)
+			continue
+		}
 		if k.Path == pathUnknown {
 			// Never crossed a boundary: kernel or user cannot be told,
 			// so it goes to "other" and is flagged.
@@ -48,7 +57,8 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 		}
 		counters[k] = counters[k].add(c)
 	}
-	cpu := report.CPU{SchedstatNS: t.Runtime, TimesUserNS: t.Utime, TimesSystemNS: t.Stime, UnresolvedNS: unresolved}
+	cpu := report.CPU{SchedstatNS: t.Runtime, TimesUserNS: t.Utime, TimesSystemNS: t.Stime,
+		UnresolvedNS: unresolved, SchedstatBoundaryNS: boundary}
 	var paths []report.Path
 	for _, p := range append([]Path{PathUser}, SyscallPaths...) {
 		task := counters[PathCtx{p, CtxTask}]

@@ -18,6 +18,7 @@ func (s *Session) NewDocument(command string, iv Interval, measuredNS uint64) *r
 			Accounting:  s.backend,
 			Attribution: "",
 			Unavailable: map[string]string{},
+			ProgramIDs:  s.ProgramIDs(),
 		},
 		DurationNS: iv.DurationNS,
 		System:     SystemRow(iv),

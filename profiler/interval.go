@@ -27,17 +27,35 @@ type ThreadDelta struct {
 // MeasuredNS is the thread's on-CPU time as the BPF accounting saw it.
 func (t ThreadDelta) MeasuredNS() uint64 {
 	var sum uint64
-	for _, c := range t.Counters {
-		sum += c.NS
+	for k, c := range t.Counters {
+		if k.Ctx.OnCPU() {
+			sum += c.NS
+		}
 	}
 	return sum
+}
+
+// BoundaryNS is what the kernel's schedstat bills to this thread (positive)
+// or away from it (negative) at context switches, compared with where the
+// switches really happen (see CtxBilledToNext).
+func (t ThreadDelta) BoundaryNS() int64 {
+	var in, out uint64
+	for k, c := range t.Counters {
+		switch k.Ctx {
+		case CtxBilledFromPrev:
+			in += c.NS
+		case CtxBilledToNext:
+			out += c.NS
+		}
+	}
+	return int64(in) - int64(out)
 }
 
 // InterruptNS is the softirq and hardirq time that ran in the thread.
 func (t ThreadDelta) InterruptNS() uint64 {
 	var sum uint64
 	for k, c := range t.Counters {
-		if k.Ctx != CtxTask {
+		if k.Ctx != CtxTask && k.Ctx.OnCPU() {
 			sum += c.NS
 		}
 	}

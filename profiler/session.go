@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -128,6 +129,25 @@ func (s *Session) Backend() string { return s.backend }
 // Fallback says why the preferred backend was not used ("" if it was).
 func (s *Session) Fallback() string { return s.fallback }
 
+// ProgramIDs lists the kernel ids of the attached programs.
+func (s *Session) ProgramIDs() []uint32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.programIDs()
+}
+
+func (s *Session) programIDs() []uint32 {
+	var ids []uint32
+	for _, p := range s.progs.progs {
+		if info, err := p.Info(); err == nil {
+			if id, ok := info.ID(); ok {
+				ids = append(ids, uint32(id))
+			}
+		}
+	}
+	return ids
+}
+
 // Unavailable lists features this kernel denied, with the reason.
 func (s *Session) Unavailable() map[string]string { return s.unavailable }
 
@@ -247,7 +267,9 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	var errs []error
+	var ids []uint32
 	if s.progs != nil {
+		ids = s.programIDs()
 		errs = append(errs, s.progs.Close())
 	}
 	if s.runStats != nil {
@@ -256,5 +278,23 @@ func (s *Session) Close() error {
 	if s.cgroupDir != nil {
 		errs = append(errs, s.cgroupDir.Close())
 	}
+	waitGone(ids)
 	return errors.Join(errs...)
+}
+
+// waitGone waits (briefly) until the kernel has freed the programs: link
+// release is deferred past an RCU grace period, and a user who runs
+// `bpftool prog list` right after zcprof exits must see none of them.
+func waitGone(ids []uint32) {
+	deadline := time.Now().Add(2 * time.Second)
+	for _, id := range ids {
+		for time.Now().Before(deadline) {
+			p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+			if err != nil {
+				break
+			}
+			p.Close()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }

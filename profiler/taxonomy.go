@@ -65,14 +65,22 @@ const (
 	CtxSoftirqOther
 	CtxHardirq
 	numCtx
+	// Not on-CPU time: the kernel's sum_exec_runtime draws some context
+	// switches earlier than the switch itself (after a wakeup preemption
+	// the rq clock is not updated again), billing the difference to the
+	// next task. zcprof keeps it apart for the schedstat self-check.
+	CtxBilledToNext   Ctx = 5
+	CtxBilledFromPrev Ctx = 6
 )
 
 var ctxNames = [...]string{
-	CtxTask:         "task",
-	CtxSoftirqNetRx: "softirq.net_rx",
-	CtxSoftirqNetTx: "softirq.net_tx",
-	CtxSoftirqOther: "softirq.other",
-	CtxHardirq:      "hardirq",
+	CtxTask:           "task",
+	CtxSoftirqNetRx:   "softirq.net_rx",
+	CtxSoftirqNetTx:   "softirq.net_tx",
+	CtxSoftirqOther:   "softirq.other",
+	CtxHardirq:        "hardirq",
+	CtxBilledToNext:   "billed_to_next",
+	CtxBilledFromPrev: "billed_from_prev",
 }
 
 func (c Ctx) String() string {
@@ -81,6 +89,9 @@ func (c Ctx) String() string {
 	}
 	return "invalid"
 }
+
+// OnCPU reports whether time in this context is the thread's own run time.
+func (c Ctx) OnCPU() bool { return c < numCtx }
 
 // IsSoftirq reports whether c is one of the softirq vectors.
 func (c Ctx) IsSoftirq() bool {

@@ -33,6 +33,9 @@ type Backends struct {
 	Accounting  string            `json:"accounting"`
 	Attribution string            `json:"attribution"`
 	Unavailable map[string]string `json:"unavailable"`
+	// ProgramIDs are the kernel ids of the programs this run attached; all
+	// are gone when zcprof exits (`bpftool prog show id N` fails).
+	ProgramIDs []uint32 `json:"program_ids"`
 }
 
 // Overhead is what zcprof's own BPF programs cost.
@@ -83,6 +86,12 @@ type CPU struct {
 	// boundary while watched, so user and kernel could not be told apart;
 	// it is included in KernelNS under the path "other".
 	UnresolvedNS uint64 `json:"unresolved_ns,omitempty"`
+	// SchedstatBoundaryNS is time sum_exec_runtime bills to this entry
+	// (positive) or to others (negative) because the kernel draws some
+	// context switches earlier than they happen: after a wakeup preemption
+	// the rq clock is not updated again, so the rest of the waker's run
+	// until the switch is billed to the woken task.
+	SchedstatBoundaryNS int64 `json:"schedstat_boundary_ns"`
 }
 
 // Path is one path of the taxonomy (DESIGN.md): a syscall path, or a

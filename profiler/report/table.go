@@ -46,8 +46,9 @@ func writeProcess(bw *errWriter, p Process, durationNS uint64) {
 	bw.printf("  user %s  kernel %s  softirq %s (net_rx %s, net_tx %s, other %s)  hardirq %s\n",
 		Seconds(c.UserNS), Seconds(c.KernelNS), Seconds(c.SoftirqNS),
 		Seconds(c.SoftirqNetRxNS), Seconds(c.SoftirqNetTxNS), Seconds(c.SoftirqOtherNS), Seconds(c.HardirqNS))
-	bw.printf("  kernel's own figures: schedstat %s (measured %s)  times(): user %s system %s\n",
-		Seconds(c.SchedstatNS), signedPercent(c.OnCPUNS, c.SchedstatNS), Seconds(c.TimesUserNS), Seconds(c.TimesSystemNS))
+	bw.printf("  kernel's own figures: schedstat %s (measured %s%s)  times(): user %s system %s\n",
+		Seconds(c.SchedstatNS), signedPercent(uint64(int64(c.OnCPUNS)+c.SchedstatBoundaryNS), c.SchedstatNS),
+		boundaryNote(c.SchedstatBoundaryNS), Seconds(c.TimesUserNS), Seconds(c.TimesSystemNS))
 	writePaths(bw, "  ", p.Paths)
 	if why := TimesExplanation(c); why != "" {
 		bw.printf("  %s\n", why)
@@ -78,6 +79,17 @@ func TimesExplanation(c CPU) string {
 	}
 	return fmt.Sprintf("times() reports %s of system time, of which %s was softirq work run in this context (NET_RX %s), not its own syscalls: on loopback and veth that is receive processing for whichever socket the packets were for",
 		Seconds(c.TimesSystemNS), Seconds(c.SoftirqNS), Seconds(c.SoftirqNetRxNS))
+}
+
+// boundaryNote explains a visible schedstat boundary billing.
+func boundaryNote(ns int64) string {
+	switch {
+	case ns >= 500_000:
+		return fmt.Sprintf(", after the %s schedstat bills to it for the tasks that woke it", Seconds(uint64(ns)))
+	case ns <= -500_000:
+		return fmt.Sprintf(", after the %s schedstat bills to the tasks it woke", Seconds(uint64(-ns)))
+	}
+	return ""
 }
 
 func softirqCell(p Path) string {

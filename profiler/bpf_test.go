@@ -1,0 +1,183 @@
+package profiler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// requireBPF skips without root, unless ZCPROF_REQUIRE_BPF=1 (CI), where a
+// missing privilege is a failure: BPF tests are never silently skipped.
+func requireBPF(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
+	}
+	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
+}
+
+// profileChild runs the loopback child under Profile and returns the
+// document and the child's own counts.
+func profileChild(t *testing.T, backend string) (*report.Document, childCounts) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "counts.json")
+	t.Setenv(childEnv, out)
+	t.Setenv("GODEBUG", "asyncpreemptoff=1") // fewer EINTRs; counted anyway
+	res, err := Profile(context.Background(), ProfileOptions{
+		Command: []string{os.Args[0], "-test.run=^$"},
+		Threads: true,
+		Backend: backend,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("child exited with %d", res.ExitCode)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c childCounts
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	assertDetached(t, res.Document.Backends.ProgramIDs)
+	return res.Document, c
+}
+
+func findPath(paths []report.Path, name string) report.Path {
+	for _, p := range paths {
+		if p.Path == name {
+			return p
+		}
+	}
+	return report.Path{Path: name}
+}
+
+func childProcess(t *testing.T, d *report.Document, c childCounts) report.Process {
+	t.Helper()
+	for _, p := range d.Processes {
+		for _, th := range p.Threads {
+			if th.TID == c.SenderTID {
+				return p
+			}
+		}
+	}
+	t.Fatalf("no process with the sender thread %d in %+v", c.SenderTID, d.Processes)
+	return report.Process{}
+}
+
+func childThread(t *testing.T, p report.Process, tid int) report.Thread {
+	t.Helper()
+	for _, th := range p.Threads {
+		if th.TID == tid {
+			return th
+		}
+	}
+	t.Fatalf("thread %d not in the report", tid)
+	return report.Thread{}
+}
+
+func TestLoopbackExactBytesAndCalls(t *testing.T) {
+	requireBPF(t)
+	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
+		t.Run(backend, func(t *testing.T) {
+			d, c := profileChild(t, backend)
+			if d.Backends.Accounting != backend {
+				t.Fatalf("accounting backend %q, want %q", d.Backends.Accounting, backend)
+			}
+			p := childProcess(t, d, c)
+
+			tx := findPath(p.Paths, "tx.write")
+			if tx.Bytes != c.SentBytes || tx.Calls != c.WriteCalls {
+				t.Errorf("tx.write: %d bytes in %d calls, child sent %d bytes in %d calls", tx.Bytes, tx.Calls, c.SentBytes, c.WriteCalls)
+			}
+			rx := findPath(p.Paths, "rx.read")
+			if rx.Bytes != c.RecvBytes || rx.Calls != c.ReadCalls {
+				t.Errorf("rx.read: %d bytes in %d calls, child received %d bytes in %d calls", rx.Bytes, rx.Calls, c.RecvBytes, c.ReadCalls)
+			}
+			if c.RecvBytes != c.SentBytes {
+				t.Errorf("child received %d of %d bytes", c.RecvBytes, c.SentBytes)
+			}
+			// The file writes are syscalls of the "other" path, not sends.
+			if other := findPath(p.Paths, "other"); other.Calls < c.FileWrites {
+				t.Errorf("other: %d calls, want at least the %d file writes", other.Calls, c.FileWrites)
+			}
+
+			// Sender and receiver threads: their own paths only.
+			snd := childThread(t, p, c.SenderTID)
+			if got := findPath(snd.Paths, "tx.write"); got.Bytes != c.SentBytes {
+				t.Errorf("sender thread tx.write %d bytes, want %d", got.Bytes, c.SentBytes)
+			}
+			rcv := childThread(t, p, c.ReceiverTID)
+			if got := findPath(rcv.Paths, "rx.read"); got.Bytes != c.RecvBytes {
+				t.Errorf("receiver thread rx.read %d bytes, want %d", got.Bytes, c.RecvBytes)
+			}
+			if got := findPath(rcv.Paths, "tx.write"); got.Calls != 0 {
+				t.Errorf("receiver thread has %d tx.write calls", got.Calls)
+			}
+
+			// On loopback the receive processing runs in the sender's
+			// context, inside its write() (KERNEL.md §7.1).
+			if snd.CPU.SoftirqNetRxNS == 0 || findPath(snd.Paths, "tx.write").Softirq["softirq.net_rx"] == 0 {
+				t.Errorf("no NET_RX softirq in the sender's tx.write: %+v", snd.CPU)
+			}
+			assertPrecision(t, d, p)
+		})
+	}
+}
+
+// assertPrecision: every thread's parts add up to its schedstat delta
+// within 1% or 2 ms (the child runs well over a second).
+func assertPrecision(t *testing.T, d *report.Document, p report.Process) {
+	t.Helper()
+	if d.Precision == nil || d.Precision.Checked < 2 || d.Precision.Failed != 0 {
+		t.Errorf("self-check: %+v, warnings %v", d.Precision, d.Warnings)
+	}
+	for _, th := range p.Threads {
+		c := th.CPU
+		if c.UserNS+c.KernelNS+c.SoftirqNS+c.HardirqNS != c.OnCPUNS {
+			t.Errorf("thread %d: parts do not add up: %+v", th.TID, c)
+		}
+		if c.SchedstatNS == 0 {
+			continue // a thread the kernel never ran
+		}
+		// Compared as the kernel counts: schedstat draws some switches
+		// earlier than they happen (SchedstatBoundaryNS, reported).
+		kernelView := uint64(int64(c.OnCPUNS) + c.SchedstatBoundaryNS)
+		if diff := absDiff(kernelView, c.SchedstatNS); diff > PrecisionBound(c.SchedstatNS) {
+			t.Errorf("thread %d (%s): on-CPU %d ns (%+d ns boundary) vs schedstat %d ns: off by %d ns",
+				th.TID, th.Comm, c.OnCPUNS, c.SchedstatBoundaryNS, c.SchedstatNS, diff)
+		}
+	}
+}
+
+// assertDetached checks that none of the programs a session attached is
+// still loaded (their ids are not reused soon: the kernel cycles ids).
+func assertDetached(t *testing.T, ids []uint32) {
+	t.Helper()
+	if len(ids) < 10 {
+		t.Fatalf("session reported %d program ids, want the 10+ it attached", len(ids))
+	}
+	for _, id := range ids {
+		p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+		if err == nil {
+			info, _ := p.Info()
+			p.Close()
+			t.Errorf("program %d (%v) still loaded after the session closed", id, info.Name)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("program %d: %v", id, err)
+		}
+	}
+}
