@@ -129,6 +129,19 @@ func (s *Session) Backend() string { return s.backend }
 // Fallback says why the preferred backend was not used ("" if it was).
 func (s *Session) Fallback() string { return s.fallback }
 
+// Maps returns the accounting maps by name, including the .data/.rodata/
+// .bss variables, for feature programs that share them (pass as
+// ebpf.CollectionOptions.MapReplacements).
+func (s *Session) Maps() map[string]*ebpf.Map { return s.core.Maps }
+
+// TrackPrograms adds a feature's programs to the overhead figures and to
+// the program ids the session reports. The feature still closes them.
+func (s *Session) TrackPrograms(progs ...*ebpf.Program) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.progs.progs = append(s.progs.progs, progs...)
+}
+
 // ProgramIDs lists the kernel ids of the attached programs.
 func (s *Session) ProgramIDs() []uint32 {
 	s.mu.Lock()
