@@ -65,7 +65,7 @@ func writePaths(bw *errWriter, indent string, paths []Path) {
 	const row = "%s%-18s %12s %11s %10s %10s %10s  %s\n"
 	bw.printf(row, indent, "PATH", "CALLS", "BYTES", "CPU", "CPU/CALL", "CPU/MiB", "SOFTIRQ DURING PATH")
 	for _, p := range paths {
-		bw.printf(row, indent, p.Path, count(p.Calls), bytes(p.Bytes), Seconds(p.CPUNS),
+		bw.printf(row, indent, p.Path, count(p.Calls), byteSize(p.Bytes), Seconds(p.CPUNS),
 			perCall(p.NSPerCall), perCall(p.NSPerMiB), softirqCell(p))
 	}
 }
@@ -154,7 +154,7 @@ func count(n uint64) string {
 	return b.String()
 }
 
-func bytes(n uint64) string {
+func byteSize(n uint64) string {
 	switch {
 	case n == 0:
 		return ""

@@ -1,0 +1,121 @@
+package profiler
+
+import (
+	"math"
+	"testing"
+)
+
+func snap(mono uint64, counters map[Key]Counter, threads map[uint32]ThreadInfo, clocks map[uint32]Clock) *Snapshot {
+	return &Snapshot{MonoNS: mono, Counters: counters, Threads: threads, Clocks: clocks}
+}
+
+func TestDeltaWrapsAndBaselines(t *testing.T) {
+	const ms = uint64(1e6)
+	threads := map[uint32]ThreadInfo{
+		1:       {Gen: 1, TID: 10, TGID: 10, Comm: "a"},                                           // registered at start
+		2:       {Gen: 2, TID: 11, TGID: 10, Comm: "b", StartNS: 5_000 * ms},                      // born during the interval
+		1 << 24: {Gen: 1 << 24, TID: 12, TGID: 10, Comm: "c", StartNS: 1, FirstRuntimeNS: 7 * ms}, // older, first seen later
+	}
+	prev := snap(1_000*ms, map[Key]Counter{
+		// A counter that wraps between the two snapshots (u64, modular).
+		{1, PathTxWrite, CtxTask}:         {Calls: math.MaxUint64 - 1, NS: math.MaxUint64 - 10, Bytes: 100},
+		{0, PathSysIdle, CtxSoftirqNetRx}: {NS: 50},
+	}, threads, map[uint32]Clock{1: {RuntimeNS: 100 * ms, UtimeNS: 10 * ms, StimeNS: 90 * ms}})
+	cur := snap(3_000*ms, map[Key]Counter{
+		{1, PathTxWrite, CtxTask}:         {Calls: 3, NS: 20*ms - 11, Bytes: 100 + 65536},
+		{1, PathTxWrite, CtxSoftirqNetRx}: {NS: 5 * ms},
+		{2, PathUser, CtxTask}:            {NS: 4 * ms},
+		{1 << 24, PathOther, CtxTask}:     {NS: 3 * ms},
+		{0, PathSysIdle, CtxSoftirqNetRx}: {NS: 80},
+	}, threads, map[uint32]Clock{
+		1:       {RuntimeNS: 125 * ms, UtimeNS: 10 * ms, StimeNS: 120 * ms},
+		2:       {RuntimeNS: 4 * ms},
+		1 << 24: {RuntimeNS: 10 * ms},
+	})
+	iv := Delta(prev, cur)
+	if iv.DurationNS != 2_000*ms {
+		t.Fatalf("duration %d", iv.DurationNS)
+	}
+	if len(iv.Threads) != 3 {
+		t.Fatalf("%d threads", len(iv.Threads))
+	}
+	a := iv.Threads[0]
+	if c := a.Counters[PathCtx{PathTxWrite, CtxTask}]; c.Calls != 5 || c.NS != 20*ms || c.Bytes != 65536 {
+		t.Fatalf("wrapped counter delta %+v", c)
+	}
+	if a.MeasuredNS() != 25*ms || a.Runtime != 25*ms || !a.RuntimeKnown || a.RuntimeApprox || a.Stime != 30*ms || a.Utime != 0 {
+		t.Fatalf("thread a: %+v measured %d", a, a.MeasuredNS())
+	}
+	if b := iv.Threads[1]; !b.RuntimeKnown || b.RuntimeApprox || b.Runtime != 4*ms {
+		t.Fatalf("born thread: %+v", b)
+	}
+	if c := iv.Threads[2]; !c.RuntimeKnown || !c.RuntimeApprox || c.Runtime != 3*ms {
+		t.Fatalf("first-seen thread: %+v", c)
+	}
+	if iv.System[PathCtx{PathSysIdle, CtxSoftirqNetRx}].NS != 30 {
+		t.Fatalf("system row %+v", iv.System)
+	}
+	p, warn := CheckPrecision(iv, false)
+	if p.Checked != 2 || p.Unchecked != 1 || p.Failed != 0 || len(warn) != 0 {
+		t.Fatalf("precision %+v %v", p, warn)
+	}
+}
+
+func TestEntrySplitsContexts(t *testing.T) {
+	tot := Totals{Counters: map[PathCtx]Counter{
+		{PathUser, CtxTask}:            {NS: 100},
+		{PathTxWrite, CtxTask}:         {Calls: 4, NS: 400, Bytes: 4 << 20},
+		{PathTxWrite, CtxSoftirqNetRx}: {Calls: 2, NS: 200},
+		{PathUser, CtxHardirq}:         {Calls: 1, NS: 10},
+		{pathUnknown, CtxTask}:         {NS: 7},
+		{PathTxWrite, CtxBilledToNext}: {NS: 30},
+		{PathOther, CtxBilledFromPrev}: {NS: 5},
+		{PathRxRead, CtxSoftirqOther}:  {Calls: 1, NS: 3},
+	}, Runtime: 700}
+	cpu, paths := tot.Entry()
+	if cpu.UserNS != 100 || cpu.KernelNS != 407 || cpu.SoftirqNS != 203 || cpu.HardirqNS != 10 ||
+		cpu.SoftirqNetRxNS != 200 || cpu.SoftirqOtherNS != 3 || cpu.OnCPUNS != 720 ||
+		cpu.UnresolvedNS != 7 || cpu.SchedstatBoundaryNS != -25 {
+		t.Fatalf("cpu %+v", cpu)
+	}
+	var sum uint64
+	for _, p := range paths {
+		sum += p.CPUNS
+	}
+	if sum != cpu.OnCPUNS {
+		t.Fatalf("paths add up to %d, on-CPU %d: %+v", sum, cpu.OnCPUNS, paths)
+	}
+	w := paths[1]
+	if w.Path != "tx.write" || w.Calls != 4 || w.Bytes != 4<<20 || w.SoftirqNS != 200 ||
+		w.NSPerCall != 100 || w.NSPerMiB != 100 {
+		t.Fatalf("tx.write %+v", w)
+	}
+}
+
+func TestPrecisionBound(t *testing.T) {
+	for _, c := range []struct{ runtime, bound uint64 }{
+		{0, 2e6}, {100e6, 2e6}, {200e6, 2e6}, {1e9, 10e6},
+	} {
+		if got := PrecisionBound(c.runtime); got != c.bound {
+			t.Errorf("PrecisionBound(%d) = %d, want %d", c.runtime, got, c.bound)
+		}
+	}
+}
+
+func TestPrecisionFlagsAMismatch(t *testing.T) {
+	iv := Interval{DurationNS: 2e9, Threads: []ThreadDelta{{
+		Info:         ThreadInfo{TID: 5, Comm: "x"},
+		Counters:     map[PathCtx]Counter{{PathUser, CtxTask}: {NS: 900e6}},
+		Runtime:      1e9,
+		RuntimeKnown: true,
+	}}}
+	p, warn := CheckPrecision(iv, false)
+	if p.Failed != 1 || len(warn) != 1 || p.MaxErrPct < 9.9 {
+		t.Fatalf("%+v %v", p, warn)
+	}
+	// Short intervals are not checked.
+	iv.DurationNS = 1e8
+	if p, _ := CheckPrecision(iv, false); p.Checked != 0 || p.Unchecked != 1 {
+		t.Fatalf("short interval checked: %+v", p)
+	}
+}

@@ -1,0 +1,93 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func sample() *Document {
+	return &Document{
+		Schema: Schema, Command: "profile", DurationNS: 2e9,
+		Host:     Host{Kernel: "6.18.44", CPUs: 2, HZ: 250},
+		Backends: Backends{Accounting: "tp_btf", Unavailable: map[string]string{"fentry": "EPERM"}, ProgramIDs: []uint32{7}},
+		Overhead: Overhead{BPFNS: 2e6, Events: 10000, Share: 0.01, NSPerEvent: 200},
+		Processes: []Process{{
+			PID: 42, Comm: "iperf3",
+			CPU: CPU{OnCPUNS: 1.2e9, UserNS: 0.1e9, KernelNS: 0.6e9, SoftirqNS: 0.5e9, SoftirqNetRxNS: 0.45e9,
+				SchedstatNS: 1.19e9, SchedstatBoundaryNS: -2e6, TimesUserNS: 0.05e9, TimesSystemNS: 1.15e9},
+			Paths: []Path{
+				{Path: "tx.write", Calls: 1000, Bytes: 64 << 20, CPUNS: 0.6e9, SoftirqNS: 0.5e9,
+					Softirq: map[string]uint64{"softirq.net_rx": 0.45e9, "softirq.net_tx": 0.05e9}, NSPerCall: 6e5, NSPerMiB: 9.4e6},
+				{Path: "softirq.net_rx", Calls: 300, CPUNS: 0.45e9},
+			},
+			Zerocopy: &Zerocopy{TxBytes: 64 << 20, TxCopiedBytes: 64 << 20, Verdict: "copy"},
+		}},
+		Precision: &Precision{Checked: 3, Bound: "1% or 2ms"},
+	}
+}
+
+func TestTableShowsWhereTheTimeWent(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"PID 42 iperf3: on-CPU 1.200 s (60.0% of a core)",
+		"tx.write", "1,000", "64.0 MiB", "600.0 µs", "9.40 ms",
+		"0.500 s (net_rx 0.450 s, net_tx 0.050 s)",
+		"times(): user 0.050 s system 1.150 s",
+		"times() reports 1.150 s of system time, of which 0.500 s was softirq work",
+		"after the 0.002 s schedstat bills to the tasks it woke",
+		"accounting: tp_btf (exact)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestJSONContract(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "host", "backends", "overhead", "processes"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing top-level %q", k)
+		}
+	}
+	if m["schema"] != "zcprof/v1" {
+		t.Errorf("schema %v", m["schema"])
+	}
+	p := m["processes"].([]any)[0].(map[string]any)
+	for _, k := range []string{"pid", "comm", "cpu", "paths", "zerocopy"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("process lacks %q", k)
+		}
+	}
+	cpu := p["cpu"].(map[string]any)
+	for _, k := range []string{"on_cpu_ns", "user_ns", "kernel_ns", "softirq_ns", "hardirq_ns", "schedstat_ns", "times_user_ns", "times_system_ns"} {
+		if _, ok := cpu[k]; !ok {
+			t.Errorf("cpu lacks %q", k)
+		}
+	}
+	path := p["paths"].([]any)[0].(map[string]any)
+	for _, k := range []string{"path", "calls", "bytes", "cpu_ns", "softirq_ns", "categories"} {
+		if _, ok := path[k]; !ok {
+			t.Errorf("path lacks %q", k)
+		}
+	}
+	ov := m["overhead"].(map[string]any)
+	for _, k := range []string{"bpf_ns", "events", "share"} {
+		if _, ok := ov[k]; !ok {
+			t.Errorf("overhead lacks %q", k)
+		}
+	}
+}
