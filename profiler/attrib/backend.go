@@ -1,0 +1,63 @@
+// Package attrib splits each path's exact CPU time into the categories of
+// DESIGN.md (copy.tx, copy.rx, copy.deferred, zc.pin, ...). Two kinds of
+// backend do it: sampling (perf_event cpu-clock with kernel stacks,
+// statistical, scaled by the exact accounting) and function-exact
+// (fentry/kprobe). Both implement Backend.
+package attrib
+
+import (
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// Backend names, as reported in backends.attribution.
+const (
+	NameSampling = "sampling"
+	NameFentry   = "fentry"
+	NameKprobe   = "kprobe"
+)
+
+// Categories of DESIGN.md, in report order.
+const (
+	CopyTx       = "copy.tx"
+	CopyRx       = "copy.rx"
+	CopyDeferred = "copy.deferred"
+	ZcPin        = "zc.pin"
+	Splice       = "splice"
+	Pagecache    = "pagecache"
+	TCPTx        = "tcp.tx"
+	TCPRx        = "tcp.rx"
+	IPDev        = "ip.dev"
+	SkbMem       = "skb.mem"
+	Sched        = "sched"
+	Lock         = "lock"
+	Syscall      = "syscall"
+	Other        = "other"
+)
+
+// CategoryNames lists every category in report order.
+var CategoryNames = []string{CopyTx, CopyRx, CopyDeferred, ZcPin, Splice, Pagecache,
+	TCPTx, TCPRx, IPDev, SkbMem, Sched, Lock, Syscall, Other}
+
+// Reading is a backend's cumulative counters at one instant. Take one next
+// to each profiler.Snapshot; an interval's categories come from two.
+type Reading interface {
+	Backend() string
+}
+
+// Backend is one attribution backend attached to a profiler.Session.
+type Backend interface {
+	// Name is NameSampling, NameFentry or NameKprobe.
+	Name() string
+	// Read returns the cumulative counters now.
+	Read() (Reading, error)
+	// Categories splits the exact time of each (generation, path, context)
+	// of iv into categories, from the readings taken at iv's two ends
+	// (prev nil: since the backend started). Keys without data are absent.
+	Categories(iv profiler.Interval, prev, cur Reading) map[profiler.Key][]report.Category
+	// Unavailable lists what this backend could not provide, with the
+	// kernel's reason (e.g. "pmu": no hardware counters).
+	Unavailable() map[string]string
+	// Close detaches everything; safe to call more than once.
+	Close() error
+}
