@@ -77,7 +77,7 @@ func (p *probeSet) checkKprobe(e env) Check {
 }
 
 func (p *probeSet) checkKprobeMulti(e env, syms kallsyms) Check {
-	targets := syms.withPrefix("tcp_sendmsg")
+	targets := syms.WithPrefix("tcp_sendmsg")
 	if len(targets) == 0 {
 		targets = []string{"tcp_sendmsg"} // let the kernel say what is wrong
 	}

@@ -1,0 +1,141 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/* Statistical attribution: a perf_event (cpu-clock) program on every CPU
+ * records the interrupted kernel stack together with what the exact
+ * accounting says that CPU is doing (thread generation, path, context).
+ * User space classifies the stacks and scales each context's exact time by
+ * the sample shares.
+ *
+ * cpu_states and threads are the accounting's maps (same definitions as in
+ * accounting.bpf.c): the loader passes them as MapReplacements. This
+ * program only reads them. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "accounting.h"
+#include "sampler.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct zc_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_cpu);
+} cpu_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct zc_sample_key);
+	__type(value, __u64);
+} samples SEC(".maps");
+
+/* The key is too large for the BPF stack: built here, one per CPU (the
+ * cpu-clock hrtimer does not nest on a CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_sample_key);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ZC_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sampler_stats SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&sampler_stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+/* v & mask, with what clang knows about v hidden (see accounting.bpf.c). */
+static __always_inline __u32 masked(__u32 v, __u32 mask)
+{
+	asm volatile("" : "+r"(v));
+	return v & mask;
+}
+
+SEC("perf_event")
+int zc_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pt = bpf_get_current_pid_tgid(), one = 1, *v;
+	__u32 tid = (__u32)pt, zero = 0;
+	struct zc_sample_key *k;
+	struct zc_thread *t;
+	struct zc_cpu *c;
+	long n;
+
+	count(ZC_STAT_SAMPLES);
+	c = bpf_map_lookup_elem(&cpu_states, &zero);
+	k = bpf_map_lookup_elem(&scratch, &zero);
+	if (!c || !k)
+		return 0;
+	__builtin_memset(k, 0, sizeof(*k));
+
+	/* Same resolution as the accounting (and as snapshot.go's in-flight
+	 * time): the CPU state is valid for its tid once resolved; a task
+	 * switched in since has no event yet, so look it up by tid. */
+	if (c->resolved && c->tid == tid && c->gen) {
+		k->gen = c->gen;
+		k->path = c->path;
+	} else if (tid && (t = bpf_map_lookup_elem(&threads, &tid))) {
+		k->gen = t->gen;
+		k->path = t->path;
+	} else {
+		k->gen = 0;
+		k->path = c->resolved && c->tid == tid ? c->sys_path :
+			  (tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE);
+	}
+	k->ctx = CTX_TASK;
+	/* The nesting stack is valid only for the task it was built for. */
+	if (c->depth && (!c->resolved || c->tid == tid))
+		k->ctx = c->stack[masked(c->depth, MAX_DEPTH - 1)];
+
+	/* Non-target task context (the idle loop, other processes) has no
+	 * exact time to scale: count it, skip the unwind. */
+	if (!k->gen && k->ctx == CTX_TASK) {
+		count(ZC_STAT_SYSTEM_TASK);
+		return 0;
+	}
+	if ((ctx->regs.cs & 3) != 0) {
+		k->kind = ZC_SAMPLE_USER;
+	} else {
+		n = bpf_get_stack(ctx, k->ips, sizeof(k->ips), 0);
+		if (n > 0) {
+			k->nframes = n / sizeof(__u64);
+		} else {
+			k->kind = ZC_SAMPLE_NOSTACK;
+			count(ZC_STAT_NOSTACK);
+		}
+	}
+	v = bpf_map_lookup_elem(&samples, k);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(&samples, k, &one, BPF_NOEXIST)) {
+		/* Raced with the other CPU creating it, or full. */
+		v = bpf_map_lookup_elem(&samples, k);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			count(ZC_STAT_DROPPED);
+	}
+	return 0;
+}

@@ -1,0 +1,37 @@
+/* Shared between sampler.bpf.c and the Go side (bpf2go type generation). */
+#ifndef ZCPROF_SAMPLER_H
+#define ZCPROF_SAMPLER_H
+
+/* Frames kept per sample, innermost first. 64 reach the syscall entry
+ * from the deepest path we know: a deferred MSG_ZEROCOPY copy runs in
+ * NET_RX inside tcp_sendmsg, about 35 frames down (KERNEL.md §4.3). */
+#define ZC_MAX_FRAMES 64
+
+enum zc_sample_kind {
+	ZC_SAMPLE_KERNEL = 0, /* kernel stack in ips */
+	ZC_SAMPLE_USER = 1,   /* interrupted user mode: no kernel stack */
+	ZC_SAMPLE_NOSTACK = 2, /* kernel mode, but the unwinder returned nothing */
+};
+
+/* The whole stack is part of the key: a hash map resolves collisions,
+ * where a STACK_TRACE map drops (or, with BPF_F_REUSE_STACKID, overwrites)
+ * a stack whose bucket is taken, which biases the shares. */
+struct zc_sample_key {
+	__u32 gen; /* accounting generation, 0 = system */
+	__u8 path;
+	__u8 ctx;
+	__u8 kind;
+	__u8 nframes;
+	__u64 ips[ZC_MAX_FRAMES];
+};
+
+/* Counters in sampler_stats (array index). */
+enum zc_sampler_stat {
+	ZC_STAT_SAMPLES = 0,     /* every sample */
+	ZC_STAT_SYSTEM_TASK = 1, /* non-target task context (idle, other tasks): counted only */
+	ZC_STAT_DROPPED = 2,     /* samples map full */
+	ZC_STAT_NOSTACK = 3,     /* bpf_get_stack failed in kernel mode */
+	ZC_NR_STATS = 4,
+};
+
+#endif
