@@ -449,6 +449,41 @@ static __always_inline struct zc_thread *current_thread(struct zc_cpu *c)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+#define ENOSYS 38
+
+/* A thread first seen between two boundaries (registered while running,
+ * or switched in for the first time) is in PATH_UNKNOWN until its next
+ * syscall entry or exit. A thread that spins in user space makes none, so
+ * look at its saved user registers at any event: during a syscall the
+ * entry code leaves orig_ax = syscall number and ax = -ENOSYS until the
+ * syscall returns; an interrupt from user mode saves orig_ax = -1 (system
+ * vectors) or the vector (device interrupts) and the user's own ax. */
+static __always_inline void settle_unknown(struct zc_cpu *c)
+{
+	struct pt_regs *regs;
+	struct zc_thread *t;
+	__u32 tid = c->tid;
+	__u8 path;
+	long nr;
+
+	if (!c->gen || c->path != PATH_UNKNOWN)
+		return;
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || t->path != PATH_UNKNOWN)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	nr = regs->orig_ax;
+	if (nr >= 0 && (long)regs->ax == -ENOSYS) {
+		path = classify(nr, regs, t);
+		t->nr = nr;
+	} else {
+		path = PATH_USER;
+	}
+	move_unknown(t, path);
+	t->path = path;
+	c->path = path;
+}
+
 static __always_inline int on_sys_enter(long id)
 {
 	/* The saved user registers, typed: argument reads are plain loads in
@@ -555,6 +590,7 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	if (!c)
 		return 0;
 	resolve(c); /* current is still prev */
+	settle_unknown(c);
 	if (c->clk_off) {
 		/* exec_start is where update_curr() last cut each task. */
 		if (c->tid && prev_exec_start)
@@ -622,6 +658,7 @@ static __always_inline int on_enter_ctx(__u8 ctx)
 	if (!c)
 		return 0;
 	resolve(c);
+	settle_unknown(c);
 	charge(c, now, 0, 0);
 	d = c->depth + 1;
 	if (d >= MAX_DEPTH)

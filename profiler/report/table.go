@@ -85,9 +85,9 @@ func TimesExplanation(c CPU) string {
 func boundaryNote(ns int64) string {
 	switch {
 	case ns >= 500_000:
-		return fmt.Sprintf(", after the %s schedstat bills to it for the tasks that woke it", Seconds(uint64(ns)))
+		return fmt.Sprintf("; schedstat also bills it %s of the switches into it", Seconds(uint64(ns)))
 	case ns <= -500_000:
-		return fmt.Sprintf(", after the %s schedstat bills to the tasks it woke", Seconds(uint64(-ns)))
+		return fmt.Sprintf("; schedstat ends its runs %s earlier than the switches out", Seconds(uint64(-ns)))
 	}
 	return ""
 }

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// These tests drive the real binary, as a user would.
+
+var zcprofBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zcprof-bin-")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755) // the privileges test runs it as nobody
+	zcprofBin = filepath.Join(dir, "zcprof")
+	build := exec.Command("go", "build", "-o", zcprofBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build zcprof:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func requireBPF(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
+	}
+	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func run(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func decode(t *testing.T, s string) *report.Document {
+	t.Helper()
+	var d report.Document
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		t.Fatalf("not a JSON document: %v\n%s", err, s)
+	}
+	return &d
+}
+
+// assertGone: none of the program ids is loaded any more.
+func assertGone(t *testing.T, ids []uint32) {
+	t.Helper()
+	if len(ids) == 0 {
+		t.Fatal("the document lists no program ids")
+	}
+	for _, id := range ids {
+		if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
+			p.Close()
+			t.Errorf("program %d still loaded after zcprof exited", id)
+		}
+	}
+}
+
+func TestBadInputIsOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"profile", "-a", "--duration", "1x"}, `invalid argument "1x"`},
+		{[]string{"profile", "-a", "--duration", "-1s"}, "must be positive"},
+		{[]string{"profile"}, "nothing to profile"},
+		{[]string{"profile", "--pid", "-3"}, "not a process id"},
+		{[]string{"profile", "--comm", "a-name-longer-than-15"}, "at most 15 characters"},
+		{[]string{"profile", "-a", "--pid", "1"}, "-a already profiles everything"},
+		{[]string{"profile", "--", "/no/such/command"}, "no such file"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+	} {
+		r := run(t, exec.Command(zcprofBin, c.args...))
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code == 0 || len(lines) != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("zcprof %v: exit %d, stderr %q; want one line containing %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+func TestMissingPidAndPrivileges(t *testing.T) {
+	requireBPF(t)
+	r := run(t, exec.Command(zcprofBin, "profile", "--pid", "999999999", "-d", "1s"))
+	if r.code == 0 || strings.TrimSpace(r.stderr) != "zcprof: process 999999999 does not exist" {
+		t.Errorf("missing pid: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// As nobody: one line naming the capabilities, nothing attached.
+	cmd := exec.Command(zcprofBin, "profile", "-a", "-d", "1s")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	r = run(t, cmd)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code == 0 || len(lines) != 1 || !strings.Contains(r.stderr, "CAP_BPF") || !strings.Contains(r.stderr, "CAP_PERFMON") {
+		t.Errorf("unprivileged: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestSIGINTDetachesEverything(t *testing.T) {
+	requireBPF(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	cmd := exec.Command(zcprofBin, "profile", "--json", "--", "sh", "-c", "echo > "+ready+"; exec sleep 30")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("command never started; stderr %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("after SIGINT: %v (want the command's status 130, killed by SIGINT); stderr %s", err, errb.String())
+	}
+	d := decode(t, out.String())
+	assertGone(t, d.Backends.ProgramIDs)
+	found := false
+	for _, p := range d.Processes {
+		found = found || p.Comm == "sleep"
+	}
+	if !found {
+		t.Errorf("the interrupted command is not in the report: %+v", d.Processes)
+	}
+}
+
+func TestPidExitEndsTheRun(t *testing.T) {
+	requireBPF(t)
+	busy := exec.Command("sh", "-c", "i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Wait()
+	r := run(t, exec.Command(zcprofBin, "profile", "--json", "--pid", fmt.Sprint(busy.Process.Pid)))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	d := decode(t, r.stdout)
+	if len(d.Processes) != 1 || d.Processes[0].PID != busy.Process.Pid || d.Processes[0].CPU.UserNS == 0 {
+		t.Fatalf("processes %+v", d.Processes)
+	}
+	if !strings.Contains(strings.Join(d.Warnings, "\n"), "exited") {
+		t.Errorf("no note that the target exited: %v", d.Warnings)
+	}
+	assertGone(t, d.Backends.ProgramIDs)
+}
+
+func TestCommCgroupAndAll(t *testing.T) {
+	requireBPF(t)
+	// A process with a name of its own: a shell loop run through a
+	// symlink named zcprofcommtst.
+	dir := t.TempDir()
+	sh, _ := exec.LookPath("sh")
+	link := filepath.Join(dir, "zcprofcommtst")
+	if err := os.Symlink(sh, link); err != nil {
+		t.Fatal(err)
+	}
+	loop := "while :; do :; done"
+	busy := exec.Command(link, "-c", loop)
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	r := run(t, exec.Command(zcprofBin, "profile", "--json", "--comm", "zcprofcommtst", "-d", "1500ms"))
+	if r.code != 0 {
+		t.Fatalf("--comm: exit %d: %s", r.code, r.stderr)
+	}
+	d := decode(t, r.stdout)
+	if len(d.Processes) != 1 || d.Processes[0].PID != busy.Process.Pid {
+		t.Errorf("--comm: processes %+v", d.Processes)
+	}
+
+	// The whole system: the busy process is there, zcprof itself is not.
+	r = run(t, exec.Command(zcprofBin, "profile", "--json", "-a", "-d", "1s"))
+	if r.code != 0 {
+		t.Fatalf("-a: exit %d: %s", r.code, r.stderr)
+	}
+	d = decode(t, r.stdout)
+	var sawBusy bool
+	for _, p := range d.Processes {
+		sawBusy = sawBusy || p.PID == busy.Process.Pid
+		if p.Comm == "zcprof" {
+			t.Errorf("-a profiled zcprof itself")
+		}
+	}
+	if !sawBusy {
+		t.Errorf("-a: busy process %d missing", busy.Process.Pid)
+	}
+
+	// A cgroup v2 group holding one busy shell.
+	unified := "/sys/fs/cgroup/unified"
+	if _, err := os.Stat(filepath.Join(unified, "cgroup.procs")); err != nil {
+		unified = "/sys/fs/cgroup"
+	}
+	cg := filepath.Join(unified, fmt.Sprintf("zcprof-test-%d", os.Getpid()))
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		t.Fatalf("create cgroup: %v", err)
+	}
+	defer os.Remove(cg)
+	inCg := exec.Command("sh", "-c", "read x; "+loop)
+	stdin, _ := inCg.StdinPipe()
+	if err := inCg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer inCg.Process.Kill()
+	if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(fmt.Sprint(inCg.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte("go\n"))
+	r = run(t, exec.Command(zcprofBin, "profile", "--json", "--cgroup", cg, "-d", "1s"))
+	inCg.Process.Kill()
+	inCg.Wait()
+	if r.code != 0 {
+		t.Fatalf("--cgroup: exit %d: %s", r.code, r.stderr)
+	}
+	d = decode(t, r.stdout)
+	if len(d.Processes) != 1 || d.Processes[0].PID != inCg.Process.Pid {
+		t.Errorf("--cgroup: processes %+v", d.Processes)
+	}
+}
