@@ -23,6 +23,9 @@ type Thread struct {
 	Role   Role
 	Stream int
 	TID    int
+	// Cookie is the SO_COOKIE of the thread's connected socket, so that
+	// kernel events on that socket can be told apart by owner.
+	Cookie uint64
 }
 
 // worker is one locked OS thread. It is set up once, then parks between

@@ -112,6 +112,12 @@ func (t *Transfer) receiverMain(w *worker, port chan<- int, ready chan<- error) 
 		return
 	}
 	w.setFd(fd)
+	if w.Cookie, err = socketCookie(fd); err != nil {
+		ready <- fmt.Errorf("receiver %d: %w", w.Stream, err)
+		w.closeFd()
+		close(w.exited)
+		return
+	}
 	rs := &rxStream{cfg: t.cfg, fd: fd, pat: t.pat}
 	m, err := newRxMethod(rs)
 	if err != nil {
@@ -154,6 +160,10 @@ func (t *Transfer) senderMain(w *worker, port <-chan int, ready chan<- error) {
 		return
 	}
 	w.setFd(fd)
+	if w.Cookie, err = socketCookie(fd); err != nil {
+		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
+		return
+	}
 	ts := &txStream{cfg: t.cfg, fd: fd, file: t.file, pat: t.pat}
 	m, err := newTxMethod(ts)
 	if err != nil {
