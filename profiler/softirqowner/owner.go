@@ -1,0 +1,197 @@
+// Package softirqowner says for whose socket the NET_RX softirq work that
+// runs inside a thread was done (bpf/softirq_owner.bpf.c). It shares the
+// accounting session's per-CPU state, so it must be attached to an open
+// profiler.Session and closed before it.
+package softirqowner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler"
+)
+
+// Owner tags (mirror enum zc_owner_tag in bpf/softirq_owner.h).
+const (
+	OwnerUnknown uint32 = 0 // no tcp_probe in the segment: backlogged, or not TCP
+	OwnerOther   uint32 = 1 // a socket nobody registered
+	OwnerFirst   uint32 = 2 // the first tag Register accepts
+)
+
+// Ctx is where a segment was processed (mirror enum zc_owner_ctx).
+type Ctx uint8
+
+const (
+	CtxNetRx Ctx = iota // NET_RX softirq
+	CtxTask             // task context: the socket backlog, run by the owner's release_sock
+	CtxOther            // another interrupt context
+)
+
+// Key addresses one counter: the accounting generation of the thread that
+// ran the work (0: no target), the owner tag and the context.
+type Key struct {
+	Gen   uint32
+	Owner uint32
+	Ctx   Ctx
+}
+
+// Counter: Segs and Bytes count tcp_probe events of registered sockets and
+// their TCP payload; NS is NET_RX time from one skb's entry into the stack
+// to the next skb or the softirq's exit, for every socket.
+type Counter struct {
+	Segs, Bytes, NS uint64
+}
+
+// Counts is one reading of all counters.
+type Counts map[Key]Counter
+
+// Sub returns c - prev.
+func (c Counts) Sub(prev Counts) Counts {
+	out := Counts{}
+	for k, v := range c {
+		p := prev[k]
+		d := Counter{v.Segs - p.Segs, v.Bytes - p.Bytes, v.NS - p.NS}
+		if d != (Counter{}) {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// Tracker is the attached object.
+type Tracker struct {
+	coll  *ebpf.Collection
+	links []link.Link
+}
+
+// tracepoints and their program names (without the btf_/raw_ prefix).
+var points = []struct{ tracepoint, prog string }{
+	{"netif_receive_skb", "own_netif_rx"},
+	{"softirq_exit", "own_sirq_exit"},
+	{"tcp_probe", "own_tcp_probe"},
+}
+
+// Attach loads the programs of the session's backend, sharing its
+// cpu_states map, and adds them to the session's overhead figures.
+func Attach(sess *profiler.Session) (*Tracker, error) {
+	spec, err := bpf.LoadSoftirqOwner()
+	if err != nil {
+		return nil, fmt.Errorf("parse softirq owner object: %w", err)
+	}
+	prefix := "btf_"
+	if sess.Backend() == profiler.BackendRawTP {
+		prefix = "raw_"
+	}
+	keep := map[string]bool{}
+	for _, p := range points {
+		keep[prefix+p.prog] = true
+	}
+	for name := range spec.Programs {
+		if !keep[name] {
+			delete(spec.Programs, name)
+		}
+	}
+	shared, ok := sess.Maps()["cpu_states"]
+	if !ok {
+		return nil, errors.New("softirq owner: the session has no cpu_states map")
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		MapReplacements: map[string]*ebpf.Map{"cpu_states": shared},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("softirq owner: load: %w", firstLine(err))
+	}
+	t := &Tracker{coll: coll}
+	var progs []*ebpf.Program
+	for _, p := range points {
+		prog := coll.Programs[prefix+p.prog]
+		var lk link.Link
+		if prefix == "raw_" {
+			lk, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.tracepoint, Program: prog})
+		} else {
+			lk, err = link.AttachTracing(link.TracingOptions{Program: prog})
+		}
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("softirq owner: attach %s: %w", p.tracepoint, err)
+		}
+		t.links = append(t.links, lk)
+		progs = append(progs, prog)
+	}
+	sess.TrackPrograms(progs...)
+	return t, nil
+}
+
+// Register names a socket (by its SO_COOKIE) with a tag >= OwnerFirst.
+func (t *Tracker) Register(cookie uint64, tag uint32) error {
+	if tag < OwnerFirst {
+		return fmt.Errorf("softirq owner: tag %d is reserved", tag)
+	}
+	if cookie == 0 {
+		return errors.New("softirq owner: socket cookie 0")
+	}
+	if err := t.coll.Maps["owners"].Update(cookie, tag, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("softirq owner: register cookie %d: %w", cookie, err)
+	}
+	return nil
+}
+
+// Read sums the per-CPU counters.
+func (t *Tracker) Read() (Counts, error) {
+	var (
+		k      bpf.SoftirqOwnerZcOwnerKey
+		perCPU []bpf.SoftirqOwnerZcOwnerVal
+	)
+	out := Counts{}
+	it := t.coll.Maps["owner_stats"].Iterate()
+	for it.Next(&k, &perCPU) {
+		var c Counter
+		for _, v := range perCPU {
+			c.Segs += v.Segs
+			c.Bytes += v.Bytes
+			c.NS += v.Ns
+		}
+		out[Key{k.Gen, k.Owner, Ctx(k.Ctx)}] = c
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("softirq owner: read: %w", err)
+	}
+	return out, nil
+}
+
+// Dropped counts updates lost to a full map.
+func (t *Tracker) Dropped() uint64 {
+	var n uint64
+	if v, ok := t.coll.Variables["owner_dropped"]; ok {
+		_ = v.Get(&n)
+	}
+	return n
+}
+
+// Close detaches and frees the programs and maps (the shared map stays
+// with the session). Idempotent.
+func (t *Tracker) Close() error {
+	var errs []error
+	for _, lk := range t.links {
+		errs = append(errs, lk.Close())
+	}
+	t.links = nil
+	if t.coll != nil {
+		t.coll.Close()
+		t.coll = nil
+	}
+	return errors.Join(errs...)
+}
+
+func firstLine(err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("%s", strings.SplitN(ve.Error(), "\n", 2)[0])
+	}
+	return err
+}

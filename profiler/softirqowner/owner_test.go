@@ -1,0 +1,135 @@
+package softirqowner
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/workload"
+)
+
+func requireBPF(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
+	}
+	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
+}
+
+// TestOwnerBytes: every payload byte is new to tcp_rcv_established of the
+// receiver's socket exactly once (in softirq or from its backlog; reordered
+// and retransmitted segments are not counted twice), so the bytes counted
+// for the receiver's cookie equal the bytes sent; the sender's socket
+// receives only ACKs (no payload). On loopback and veth the sender runs
+// NET_RX for the receiver's socket, and backlogged segments are attributed
+// to their owner once it processes them.
+func TestOwnerBytes(t *testing.T) {
+	requireBPF(t)
+	for _, c := range []struct{ backend, topo, method string }{
+		{profiler.BackendTPBTF, workload.TopoLoopback, workload.MethodWrite},
+		{profiler.BackendRawTP, workload.TopoLoopback, workload.MethodMsgZerocopy},
+		{profiler.BackendTPBTF, workload.TopoNetns, workload.MethodWrite},
+	} {
+		t.Run(c.backend+"/"+c.topo+"/"+c.method, func(t *testing.T) {
+			const total = 32 << 20
+			tr, err := workload.Prepare(workload.Config{Method: c.method, Size: 64 << 10, Streams: 1, Bytes: total,
+				Topology: c.topo, SenderCPU: -1, ReceiverCPU: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			var tids []int
+			for _, th := range tr.Threads() {
+				tids = append(tids, th.TID)
+			}
+			sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: c.backend})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			trk, err := Attach(sess)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer trk.Close()
+			tags := map[workload.Role]uint32{workload.RoleSender: OwnerFirst, workload.RoleReceiver: OwnerFirst + 1}
+			for _, th := range tr.Threads() {
+				if err := trk.Register(th.Cookie, tags[th.Role]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := trk.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, err := sess.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := tr.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end, err := sess.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := trk.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := after.Sub(before)
+			iv := profiler.Delta(start, end)
+			senderGen := uint32(0)
+			for _, th := range iv.Threads {
+				for _, w := range tr.Threads() {
+					if w.TID == th.Info.TID && w.Role == workload.RoleSender {
+						senderGen = th.Info.Gen
+					}
+				}
+			}
+			var rxBytes, txBytes, txSegs, senderForPeerNS, targetNS, unknownNS uint64
+			for k, v := range d {
+				if k.Gen != 0 && k.Ctx == CtxNetRx {
+					targetNS += v.NS
+					if k.Owner == OwnerUnknown {
+						unknownNS += v.NS
+					}
+				}
+				switch k.Owner {
+				case tags[workload.RoleReceiver]:
+					rxBytes += v.Bytes
+					if k.Gen == senderGen && k.Ctx == CtxNetRx {
+						senderForPeerNS += v.NS
+					}
+				case tags[workload.RoleSender]:
+					txBytes += v.Bytes
+					txSegs += v.Segs
+				}
+				t.Logf("gen %d owner %d ctx %d: %+v", k.Gen, k.Owner, k.Ctx, v)
+			}
+			if rxBytes != uint64(res.SentBytes()) || res.SentBytes() != total {
+				t.Errorf("receiver socket got %d payload bytes in tcp_rcv_established, sender sent %d", rxBytes, res.SentBytes())
+			}
+			if txBytes != 0 || txSegs == 0 {
+				t.Errorf("sender socket: %d payload bytes in %d segments; want ACKs only", txBytes, txSegs)
+			}
+			if senderGen == 0 || senderForPeerNS == 0 {
+				t.Errorf("no NET_RX time for the receiver's socket in the sender (gen %d)", senderGen)
+			}
+			if unknownNS*2 > targetNS {
+				t.Errorf("%d of %d ns of the threads' NET_RX segments have no owner", unknownNS, targetNS)
+			}
+			if trk.Dropped() != 0 {
+				t.Errorf("%d updates dropped", trk.Dropped())
+			}
+		})
+	}
+}
