@@ -56,6 +56,8 @@ type Process struct {
 	Paths    []Path    `json:"paths"`
 	Zerocopy *Zerocopy `json:"zerocopy"`
 	Threads  []Thread  `json:"threads,omitempty"`
+	// SoftirqOwner says for whose sockets its NET_RX time was (run only).
+	SoftirqOwner *SoftirqOwner `json:"softirq_owner,omitempty"`
 }
 
 // Thread is one thread's figures (with --threads).
@@ -150,7 +152,8 @@ type Precision struct {
 	Bound     string  `json:"bound"`
 }
 
-// Cell is one cell of a `zcprof run` matrix.
+// Cell is one cell of a `zcprof run` matrix. With repeats, every figure is
+// the mean over the repeats and Stats holds the confidence intervals.
 type Cell struct {
 	Method        string  `json:"method"`
 	RxMethod      string  `json:"rx_method"`
@@ -159,4 +162,67 @@ type Cell struct {
 	ThroughputBps float64 `json:"throughput_bps"`
 	Sender        Process `json:"sender"`
 	Receiver      Process `json:"receiver"`
+
+	Topology string `json:"topology"`
+	Repeats  int    `json:"repeats"`
+	// Service demand: each side's on-CPU ns per MiB received.
+	SenderNSPerMiB   float64 `json:"sender_ns_per_mib"`
+	ReceiverNSPerMiB float64 `json:"receiver_ns_per_mib"`
+	// Workload is what the generator itself counted.
+	Workload *Workload `json:"workload,omitempty"`
+	// Stats: per figure ("throughput_bps", "sender.on_cpu_ns", ...), over
+	// the repeats (absent after a single run).
+	Stats map[string]Stat `json:"stats,omitempty"`
+	// ConfidenceReached is set with --ci: whether the interval target was
+	// met within the allowed repeats.
+	ConfidenceReached *bool    `json:"confidence_reached,omitempty"`
+	Verdicts          []string `json:"verdicts,omitempty"`
+}
+
+// Workload holds the facts the generator observed itself (totals over all
+// streams; means with repeats).
+type Workload struct {
+	ElapsedNS     uint64 `json:"elapsed_ns"`
+	SentBytes     uint64 `json:"sent_bytes"`
+	ReceivedBytes uint64 `json:"received_bytes"`
+	SendCalls     uint64 `json:"send_calls"` // io_uring: SQEs
+	RecvCalls     uint64 `json:"recv_calls"`
+	// MSG_ZEROCOPY: sends covered by error-queue notifications;
+	// io_uring_zc: notification CQEs. Copied: of those, flagged COPIED.
+	ZCCompletions   uint64 `json:"zc_completions"`
+	ZCCopied        uint64 `json:"zc_copied"`
+	ZCNotifications uint64 `json:"zc_notifications"`
+	// TCP_ZEROCOPY_RECEIVE: bytes mapped vs copied.
+	RxMappedBytes uint64 `json:"rx_mapped_bytes"`
+	RxCopiedBytes uint64 `json:"rx_copied_bytes"`
+	PayloadErrors uint64 `json:"payload_errors"`
+}
+
+// SoftirqOwner splits an entry's NET_RX softirq time (exact, the CPU's
+// softirq_net_rx_ns) by whose socket the work was for: its own side's
+// sockets, the peer's, or unattributed. The split is an estimate: each
+// skb's processing is timed from its entry into the stack to the next
+// one, and the exact total is divided in proportion.
+type SoftirqOwner struct {
+	NetRxNS        uint64 `json:"net_rx_ns"`
+	ForOwnNS       uint64 `json:"softirq_for_own_ns"`
+	ForPeerNS      uint64 `json:"softirq_for_peer_ns"`
+	UnattributedNS uint64 `json:"softirq_unattributed_ns"`
+	// Segments (tcp_rcv_established) and new payload bytes processed in
+	// this entry's NET_RX for each side's sockets.
+	OwnSegments  uint64 `json:"own_segments"`
+	PeerSegments uint64 `json:"peer_segments"`
+	OwnBytes     uint64 `json:"own_bytes"`
+	PeerBytes    uint64 `json:"peer_bytes"`
+	Estimate     bool   `json:"estimate"`
+	Method       string `json:"method"`
+}
+
+// Stat is one figure over repeats: mean and confidence interval (Student t).
+type Stat struct {
+	N     int     `json:"n"`
+	Mean  float64 `json:"mean"`
+	SD    float64 `json:"sd"`
+	Level float64 `json:"level"`   // e.g. 0.95
+	CI    float64 `json:"ci_half"` // half-width of the interval
 }
