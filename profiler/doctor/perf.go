@@ -111,3 +111,7 @@ func parseCPUList(s string) ([]int, error) {
 	}
 	return cpus, nil
 }
+
+// OnlineCPUs lists the online CPUs (/sys/devices/system/cpu/online); the
+// sampling backend opens one perf event on each.
+func OnlineCPUs() ([]int, error) { return onlineCPUs() }

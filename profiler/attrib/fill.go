@@ -1,0 +1,133 @@
+package attrib
+
+import (
+	"math"
+	"sort"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// unknownPath is the accounting's "not yet resolved" path, which the report
+// folds into "other" (profiler/aggregate.go).
+const unknownPath = "unknown"
+
+// reportPath names the report path a key's time is shown under: the path
+// itself for task context, the context for softirq and hardirq time (the
+// report lists those as their own paths).
+func reportPath(k profiler.Key) string {
+	if k.Ctx != profiler.CtxTask {
+		return k.Ctx.String()
+	}
+	if k.Path.String() == unknownPath {
+		return profiler.PathOther.String()
+	}
+	return k.Path.String()
+}
+
+// merge adds categories of several keys: estimates add up, intervals add
+// in quadrature (the keys' samples are independent).
+type merged map[string]*struct{ ns, varNS float64 }
+
+func (m merged) add(cats []report.Category) {
+	for _, c := range cats {
+		e := m[c.Category]
+		if e == nil {
+			e = &struct{ ns, varNS float64 }{}
+			m[c.Category] = e
+		}
+		e.ns += float64(c.CPUNS)
+		e.varNS += float64(c.CI95NS) * float64(c.CI95NS)
+	}
+}
+
+func (m merged) categories() []report.Category {
+	out := []report.Category{}
+	for _, name := range CategoryNames {
+		if e := m[name]; e != nil {
+			out = append(out, report.Category{Category: name, CPUNS: uint64(math.Round(e.ns)),
+				CI95NS: uint64(math.Round(math.Sqrt(e.varNS))), Exact: false})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CPUNS > out[j].CPUNS })
+	return out
+}
+
+// FillPaths sets the categories of an entry's paths (as built by
+// profiler.Sum(threads).Entry()) from the estimates of those threads' keys.
+func FillPaths(paths []report.Path, threads []profiler.ThreadDelta, cats map[profiler.Key][]report.Category) {
+	gens := map[uint32]bool{}
+	for _, th := range threads {
+		gens[th.Info.Gen] = true
+	}
+	byPath := map[string]merged{}
+	for k, c := range cats {
+		if !gens[k.Gen] {
+			continue
+		}
+		name := reportPath(k)
+		if byPath[name] == nil {
+			byPath[name] = merged{}
+		}
+		byPath[name].add(c)
+	}
+	for i := range paths {
+		if m := byPath[paths[i].Path]; m != nil {
+			paths[i].Categories = m.categories()
+		}
+	}
+}
+
+// FillProcesses fills every process (and its threads) of a `profile`
+// document built from iv.
+func FillProcesses(procs []report.Process, iv profiler.Interval, cats map[profiler.Key][]report.Category) {
+	byPid := map[int][]profiler.ThreadDelta{}
+	byTid := map[int]profiler.ThreadDelta{}
+	for _, th := range iv.Threads {
+		byPid[th.Info.TGID] = append(byPid[th.Info.TGID], th)
+		byTid[th.Info.TID] = th
+	}
+	for i := range procs {
+		p := &procs[i]
+		FillPaths(p.Paths, byPid[p.PID], cats)
+		for j := range p.Threads {
+			if th, ok := byTid[p.Threads[j].TID]; ok {
+				FillPaths(p.Threads[j].Paths, []profiler.ThreadDelta{th}, cats)
+			}
+		}
+	}
+}
+
+// FillSystem fills the system row: softirq and hardirq time that ran in
+// the idle task, ksoftirqd or other tasks.
+func FillSystem(sys *report.System, cats map[profiler.Key][]report.Category) {
+	if sys == nil {
+		return
+	}
+	byPath := map[string]merged{}
+	for k, c := range cats {
+		if k.Gen != 0 {
+			continue
+		}
+		name := k.Path.String()
+		if byPath[name] == nil {
+			byPath[name] = merged{}
+		}
+		byPath[name].add(c)
+	}
+	for i := range sys.Paths {
+		if m := byPath[sys.Paths[i].Path]; m != nil {
+			sys.Paths[i].Categories = m.categories()
+		}
+	}
+}
+
+// Annotate records the backend in a document: backends.attribution, and
+// what it could not provide in backends.unavailable.
+func Annotate(d *report.Document, b Backend) {
+	d.Backends.Attribution = b.Name()
+	delete(d.Backends.Unavailable, "attribution")
+	for k, v := range b.Unavailable() {
+		d.Backends.Unavailable[k] = v
+	}
+}

@@ -1,0 +1,129 @@
+package attrib
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/workload"
+)
+
+// requireBPF skips without root, unless ZCPROF_REQUIRE_BPF=1 (CI), where a
+// missing privilege is a failure.
+func requireBPF(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
+	}
+	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
+}
+
+// sampledRun is one workload transfer profiled with exact accounting and
+// the sampler.
+type sampledRun struct {
+	cfg     workload.Config
+	res     workload.Result
+	iv      profiler.Interval
+	samples *Samples
+	roles   map[uint32]workload.Role // generation -> role
+	ids     []uint32                 // program ids, for the detach check
+	smpID   uint32
+}
+
+// runSampled prepares cfg, profiles its threads with the sampler at hz and
+// returns what both saw. Everything is closed before it returns.
+func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
+	t.Helper()
+	tr, err := workload.Prepare(cfg)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	defer tr.Close()
+	byTID := map[int]workload.Role{}
+	var tids []int
+	for _, th := range tr.Threads() {
+		byTID[th.TID] = th.Role
+		tids = append(tids, th.TID)
+	}
+	sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer sess.Close()
+	smp, err := Start(sess, hz)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer smp.Close()
+
+	snap0, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, err := smp.Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := tr.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	snap1, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := smp.Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &sampledRun{cfg: cfg, res: res, iv: profiler.Delta(snap0, snap1), samples: r1.Sub(r0),
+		roles: map[uint32]workload.Role{}, ids: sess.ProgramIDs(), smpID: smp.ProgramID()}
+	for _, th := range run.iv.Threads {
+		if r, ok := byTID[th.Info.TID]; ok {
+			run.roles[th.Info.Gen] = r
+		}
+	}
+	if err := smp.Close(); err != nil {
+		t.Errorf("sampler Close: %v", err)
+	}
+	if err := sess.Close(); err != nil {
+		t.Errorf("session Close: %v", err)
+	}
+	return run
+}
+
+// threads returns the interval's threads of one role.
+func (r *sampledRun) threads(role workload.Role) []profiler.ThreadDelta {
+	var out []profiler.ThreadDelta
+	for _, th := range r.iv.Threads {
+		if r.roles[th.Info.Gen] == role {
+			out = append(out, th)
+		}
+	}
+	return out
+}
+
+// folded renders the samples of the workload's threads as fixture lines:
+// "role;path;ctx;root;...;leaf count", sorted.
+func (r *sampledRun) folded() string {
+	var lines []string
+	for k, n := range r.samples.Counts {
+		role, ok := r.roles[k.Key.Gen]
+		if !ok {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s;%s;%s;%s %d", role, k.Key.Path, k.Key.Ctx, k.Stack, n))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}

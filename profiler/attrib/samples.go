@@ -1,0 +1,120 @@
+package attrib
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler"
+)
+
+// Stack names for samples without a kernel stack.
+const (
+	StackUser    = "[user]"    // the sample interrupted user mode
+	StackUnknown = "[unknown]" // kernel mode, but the unwinder returned nothing
+)
+
+// StackKey is one sampled stack in one accounting context.
+type StackKey struct {
+	Key   profiler.Key
+	Stack string // folded: frames root first, ";"-separated
+}
+
+// Samples is a cumulative reading of the sampler.
+type Samples struct {
+	Counts map[StackKey]uint64
+	// Total counts every sample on every CPU; SystemTask the samples of
+	// non-target task context (idle loop, other tasks), which are counted
+	// but not unwound; Dropped the samples lost to a full map; NoStack
+	// kernel samples the unwinder could not walk.
+	Total, SystemTask, Dropped, NoStack uint64
+}
+
+// Backend implements Reading.
+func (*Samples) Backend() string { return NameSampling }
+
+// Sub returns a - b (b nil: a itself).
+func (a *Samples) Sub(b *Samples) *Samples {
+	if b == nil {
+		return a
+	}
+	out := &Samples{Counts: map[StackKey]uint64{},
+		Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
+		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack}
+	for k, n := range a.Counts {
+		if d := n - b.Counts[k]; d > 0 {
+			out.Counts[k] = d
+		}
+	}
+	return out
+}
+
+// Read implements Backend.
+func (s *Sampler) Read() (Reading, error) { return s.Collect() }
+
+// Collect reads every sample so far, symbolized.
+func (s *Sampler) Collect() (*Samples, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("sampler closed")
+	}
+	out := &Samples{Counts: map[StackKey]uint64{}}
+	var (
+		k bpf.SamplerZcSampleKey
+		n uint64
+	)
+	it := s.coll.Maps["samples"].Iterate()
+	for it.Next(&k, &n) {
+		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}}
+		switch {
+		case k.Kind == 1:
+			sk.Stack = StackUser
+		case k.Kind != 0 || k.Nframes == 0:
+			sk.Stack = StackUnknown
+		default:
+			sk.Stack = s.fold(k.Ips)
+		}
+		out.Counts[sk] += n
+	}
+	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
+		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	var perCPU []uint64
+	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack} {
+		if err := s.coll.Maps["sampler_stats"].Lookup(uint32(i), &perCPU); err != nil {
+			return nil, fmt.Errorf("read sampler stats: %w", err)
+		}
+		for _, v := range perCPU {
+			*dst += v
+		}
+	}
+	return out, nil
+}
+
+// fold symbolizes a stack (innermost first, zero-terminated) into folded
+// form, root first. Return addresses are looked up one byte back, so that
+// a call that ends a function is not blamed on the next one.
+func (s *Sampler) fold(ips [64]uint64) string {
+	if f, ok := s.cache[ips]; ok {
+		return f
+	}
+	n := 0
+	for n < len(ips) && ips[n] != 0 {
+		n++
+	}
+	names := make([]string, n)
+	for i := 0; i < n; i++ {
+		addr := ips[i]
+		if i > 0 {
+			addr--
+		}
+		names[n-1-i] = s.syms.Name(addr)
+	}
+	f := strings.Join(names, ";")
+	s.cache[ips] = f
+	return f
+}
