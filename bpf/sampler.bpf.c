@@ -113,7 +113,8 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 		count(ZC_STAT_SYSTEM_TASK);
 		return 0;
 	}
-	if ((ctx->regs.cs & 3) != 0) {
+	/* The ctx allows only 8-byte loads of regs: cs via the csx alias. */
+	if ((ctx->regs.csx & 3) != 0) {
 		k->kind = ZC_SAMPLE_USER;
 	} else {
 		n = bpf_get_stack(ctx, k->ips, sizeof(k->ips), 0);
