@@ -250,10 +250,11 @@ static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *s
 			s->owner = owner;
 	} else {
 		ctx = c->depth == 0 ? ZC_OWNER_CTX_TASK : ZC_OWNER_CTX_OTHER;
-		resolve_pending(skb, owner);
 	}
 	if (!tag)
-		return 0;
+		return 0; /* other sockets' backlogs: unattributed either way */
+	if (ctx != ZC_OWNER_CTX_NET_RX)
+		resolve_pending(skb, owner);
 	add(current_gen(c), owner, ctx, 1, new_payload(sk, skb), 0);
 	return 0;
 }

@@ -24,9 +24,8 @@ type SoftirqOwnerZcCpu struct {
 	SysPath  uint8
 	Stack    [4]uint8
 	Epoch    uint32
-	RefPid   uint32
-	RefKt    uint64
-	RefRq    uint64
+	Pad      uint32
+	ClkOff   int64
 	BilledIn uint64
 }
 

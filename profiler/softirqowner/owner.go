@@ -100,6 +100,14 @@ func Attach(sess *profiler.Session) (*Tracker, error) {
 	if !ok {
 		return nil, errors.New("softirq owner: the session has no cpu_states map")
 	}
+	// Only the leading fields of struct zc_cpu are read here (who runs,
+	// in which context); take the value size from the live map so that a
+	// field added at the end of the accounting's state does not break the
+	// replacement before this object is regenerated (TestCPUStateLayout
+	// catches a stale object).
+	if ms := spec.Maps["cpu_states"]; ms != nil && ms.ValueSize < shared.ValueSize() {
+		ms.ValueSize = shared.ValueSize()
+	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{"cpu_states": shared},
 	})
