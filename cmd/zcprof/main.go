@@ -31,7 +31,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newProfileCmd(), newDoctorCmd())
+	root.AddCommand(newProfileCmd(), newDoctorCmd(), newRunCmd())
 	return root
 }
 

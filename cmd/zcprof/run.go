@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/workload"
+	zrun "github.com/zcprof/zcprof/workload/run"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		methods, rxMethods, sizes, streams, bytesStr, cpus, ci string
+		duration                                               time.Duration
+		opts                                                   = zrun.Defaults()
+		asJSON, quiet                                          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "Run copy and zero-copy transfers and measure each side's CPU exactly",
+		Long: `Runs a matrix of TCP transfers (send methods x receive methods x sizes x streams) with
+zcprof's own generator and measures the sender's and the receiver's threads exactly: on-CPU
+time split into syscall, softirq (and for whose socket it was) and user work, with the kernel's
+schedstat and times() figures beside, and the zero-copy facts the workload observed.`,
+		Example: `  zcprof run
+  zcprof run --method write,sendfile,msg_zerocopy --size 8K,64K,256K --streams 1,4 --duration 5s
+  zcprof run --method io_uring_zc --rx-method zerocopy --topology netns --cpus 0:1 --repeat 5 --json
+  zcprof run --method write,sendfile --repeat 10 --ci 95,5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			f := cmd.Flags()
+			opts.Methods = splitNames(methods)
+			opts.RxMethods = splitNames(rxMethods)
+			if opts.Sizes, err = zrun.ParseSizes(sizes); err != nil {
+				return fmt.Errorf("--size: %v", err)
+			}
+			if opts.Streams, err = zrun.ParseInts(streams); err != nil {
+				return fmt.Errorf("--streams: %v", err)
+			}
+			if f.Changed("bytes") {
+				if f.Changed("duration") {
+					return fmt.Errorf("give either --duration or --bytes, not both")
+				}
+				if opts.Bytes, err = zrun.ParseSize(bytesStr); err != nil {
+					return fmt.Errorf("--bytes: %v", err)
+				}
+				opts.Duration = 0
+			} else {
+				opts.Duration = duration
+				if duration <= 0 {
+					return fmt.Errorf("--duration %v: must be positive", duration)
+				}
+			}
+			if opts.SenderCPU, opts.ReceiverCPU, err = zrun.ParseCPUs(cpus); err != nil {
+				return err
+			}
+			if f.Changed("ci") {
+				if opts.CI, err = zrun.ParseCI(ci); err != nil {
+					return err
+				}
+				if !f.Changed("repeat") {
+					opts.Repeat = zrun.DefaultCIRepeat
+				}
+			}
+			if !quiet {
+				opts.OnCell = func(i, n int, c report.Cell) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "cell %d/%d %s→%s %s ×%d: %s\n", i+1, n, c.Method, c.RxMethod,
+						report.SizeString(c.Size), c.Streams, report.Throughput(c.ThroughputBps))
+				}
+			}
+			d, err := zrun.Run(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return report.WriteJSON(cmd.OutOrStdout(), d)
+			}
+			return report.WriteRunTable(cmd.OutOrStdout(), d)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&methods, "method", strings.Join(zrun.DefaultMethods, ","), "send methods: "+strings.Join(workload.Methods, ", "))
+	f.StringVar(&rxMethods, "rx-method", workload.RxRead, "receive methods: "+strings.Join(workload.RxMethods, ", "))
+	f.StringVar(&sizes, "size", "64K", "bytes per send call and receive buffer, comma-separated (K, M suffixes)")
+	f.StringVar(&streams, "streams", "1", "parallel connections, comma-separated")
+	f.DurationVarP(&duration, "duration", "d", 3*time.Second, "run time of each cell")
+	f.StringVar(&bytesStr, "bytes", "", "send exactly this many bytes per stream instead of --duration (K, M, G suffixes)")
+	f.StringVar(&opts.Topology, "topology", workload.TopoLoopback, "loopback, or netns (two namespaces joined by a veth pair)")
+	f.StringVar(&cpus, "cpus", "", "pin senders and receivers: SENDER:RECEIVER, e.g. 0:1")
+	f.IntVar(&opts.Repeat, "repeat", 1, "runs per cell: figures are means with a confidence interval (with --ci: the most runs)")
+	f.StringVar(&ci, "ci", "", "LEVEL,WIDTH: repeat until the LEVEL% interval of throughput and both CPUs is at most WIDTH% of the mean wide (netperf -I)")
+	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
+	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
+	f.BoolVar(&asJSON, "json", false, "print zcprof/v1 JSON instead of tables")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
+	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
+	return cmd
+}
+
+func splitNames(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteRunTable renders a `zcprof run` document: one row per cell and side,
+// then the verdicts.
+func WriteRunTable(w io.Writer, d *Document) error {
+	bw := &errWriter{w: w}
+	topo := ""
+	if len(d.Cells) > 0 {
+		topo = d.Cells[0].Topology
+	}
+	bw.printf("zcprof run  %s  %d cell(s), %s measured  accounting: %s (exact)\n",
+		topo, len(d.Cells), Seconds(d.DurationNS), d.Backends.Accounting)
+	bw.printf("overhead: BPF %s over %s events (%.0f ns/event, %.2f%% of measured CPU)\n\n",
+		Seconds(d.Overhead.BPFNS), thousands(d.Overhead.Events), d.Overhead.NSPerEvent, 100*d.Overhead.Share)
+
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tTHROUGHPUT\tSIDE\tCPU s\tCORE\tµs/MiB\tSYSCALL\tSOFTIRQ (OWN/PEER)\tUSER\tIRQ\tTIMES() USR/SYS\tZERO-COPY")
+	for _, c := range d.Cells {
+		for i, side := range []struct {
+			name string
+			p    Process
+			sd   float64
+		}{{"sender", c.Sender, c.SenderNSPerMiB}, {"receiver", c.Receiver, c.ReceiverNSPerMiB}} {
+			name, tput := "", ""
+			if i == 0 {
+				name = fmt.Sprintf("%s→%s %s ×%d", c.Method, c.RxMethod, SizeString(c.Size), c.Streams)
+				tput = Throughput(c.ThroughputBps) + plusMinus(c.Stats, "throughput_bps")
+			}
+			cpu := side.p.CPU
+			elapsed := uint64(0)
+			if c.Workload != nil {
+				elapsed = c.Workload.ElapsedNS
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s/%s\t%s\n",
+				name, tput, side.name, secs(cpu.OnCPUNS), plusMinus(c.Stats, side.name+".on_cpu_ns"),
+				Percent(cpu.OnCPUNS, elapsed), side.sd/1e3, secs(cpu.KernelNS), softirqSplit(side.p),
+				secs(cpu.UserNS), secs(cpu.HardirqNS), secs(cpu.TimesUserNS), secs(cpu.TimesSystemNS),
+				zerocopyFact(c, i == 0))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	bw.printf("\nCPU: exact on-CPU seconds of each side's threads (CORE: share of one core over the transfer); µs/MiB: service demand.\n")
+	bw.printf("SOFTIRQ: NET_RX/NET_TX work run inside the side's threads; OWN/PEER: how much of the NET_RX was for its own or the peer's socket (estimate).\n")
+	bw.printf("TIMES(): what times()/getrusage (ttcp, iperf3) report for the same threads: tick-sampled, softirq included as system time.\n")
+	if len(d.Cells) > 0 {
+		bw.printf("\nverdicts:\n")
+	}
+	for _, c := range d.Cells {
+		name := fmt.Sprintf("%s→%s %s ×%d", c.Method, c.RxMethod, SizeString(c.Size), c.Streams)
+		for _, v := range c.Verdicts {
+			bw.printf("  %s: %s\n", name, v)
+		}
+	}
+	if d.Precision != nil && d.Precision.Checked > 0 {
+		bw.printf("\nself-check: %d thread(s) within %s of schedstat: %d failed, largest error %.2f%%\n",
+			d.Precision.Checked, d.Precision.Bound, d.Precision.Failed, d.Precision.MaxErrPct)
+	}
+	for _, warn := range d.Warnings {
+		bw.printf("warning: %s\n", warn)
+	}
+	return bw.err
+}
+
+func secs(ns uint64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
+
+// plusMinus is " ±x%" (the interval's half-width relative to the mean)
+// when the figure has repeats.
+func plusMinus(stats map[string]Stat, key string) string {
+	s, ok := stats[key]
+	if !ok || s.N < 2 || s.Mean == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ±%.1f%%", 100*s.CI/s.Mean)
+}
+
+func softirqSplit(p Process) string {
+	out := secs(p.CPU.SoftirqNS)
+	if so := p.SoftirqOwner; so != nil && so.NetRxNS > 0 {
+		out += fmt.Sprintf(" (%s/%s)", secs(so.ForOwnNS), secs(so.ForPeerNS))
+	}
+	return out
+}
+
+// zerocopyFact is the short zero-copy column of one side.
+func zerocopyFact(c Cell, sender bool) string {
+	w := c.Workload
+	if w == nil {
+		return ""
+	}
+	if sender {
+		switch {
+		case w.ZCCompletions > 0:
+			return fmt.Sprintf("COPIED %s of %s", percentOf(w.ZCCopied, w.ZCCompletions), thousands(w.ZCCompletions))
+		case c.Method == "msg_zerocopy" || c.Method == "io_uring_zc":
+			return "no completions"
+		case c.Method == "sendfile" || c.Method == "splice" || c.Method == "vmsplice":
+			return "no tx copy"
+		}
+		return "copy"
+	}
+	switch c.RxMethod {
+	case "zerocopy":
+		return fmt.Sprintf("mapped %s (%s)", percentOf(w.RxMappedBytes, w.ReceivedBytes), mibs(w.RxMappedBytes))
+	case "trunc":
+		return "discarded"
+	case "splice":
+		return "spliced"
+	}
+	return "copy"
+}
+
+func percentOf(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+}
+
+// Throughput formats bits per second.
+func Throughput(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.2f Gbit/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.1f Mbit/s", bps/1e6)
+	}
+	return fmt.Sprintf("%.0f bit/s", bps)
+}
+
+// SizeString is a message size as the CLI takes it (64K, 1M, 1000).
+func SizeString(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+func mibs(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// thousands groups digits: 1,234,567.
+func thousands(n uint64) string {
+	s := fmt.Sprint(n)
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}

@@ -1,0 +1,177 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/workload"
+)
+
+// Run validates the whole matrix, removes leftovers of crashed runs, then
+// runs every cell (repeating as asked) and returns the zcprof/v1 document.
+// Cancelling ctx (Ctrl-C) stops the current run at once; everything it
+// created is released before Run returns the interruption as an error.
+func Run(ctx context.Context, o Options) (*report.Document, error) {
+	cfgs, err := o.Configs()
+	if err != nil {
+		return nil, err
+	}
+	if err := doctor.Privileged(); err != nil {
+		return nil, err
+	}
+	removed, err := workload.CleanupStale()
+	if err != nil {
+		return nil, fmt.Errorf("remove leftovers of earlier runs: %s", oneLine(err))
+	}
+	level := 0.95
+	if o.CI != nil {
+		level = o.CI.Level
+	}
+	var acc docAcc
+	for i, cfg := range cfgs {
+		var samples []report.Cell
+		reached := false
+		for r := range o.Repeat {
+			s, err := measure(ctx, cfg, o)
+			if err != nil {
+				name := cellName(report.Cell{Method: cfg.Method, RxMethod: cfg.RxMethod, Size: cfg.Size, Streams: cfg.Streams})
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("interrupted during %s (run %d); the run's threads, sockets, namespaces, files and BPF programs were released%s", name, r+1, cleanupNote(err, ctx))
+				}
+				return nil, fmt.Errorf("%s: %s", name, oneLine(err))
+			}
+			acc.add(s)
+			samples = append(samples, s.cell)
+			if o.CI != nil && len(samples) >= minCIRepeats && converged(cellStats(samples, level), o.CI) {
+				reached = true
+				break
+			}
+		}
+		cell := meanCell(samples)
+		if len(samples) > 1 {
+			cell.Stats = cellStats(samples, level)
+		}
+		if o.CI != nil {
+			cell.ConfidenceReached = &reached
+			if !reached {
+				acc.warn(ciWarning(cell, o.CI))
+			}
+		}
+		acc.doc.Cells = append(acc.doc.Cells, cell)
+		if o.OnCell != nil {
+			o.OnCell(i, len(cfgs), cell)
+		}
+	}
+	d := acc.finish()
+	if len(removed) > 0 {
+		d.Warnings = append(d.Warnings, "removed leftovers of an earlier zcprof run: "+strings.Join(removed, ", "))
+	}
+	return d, nil
+}
+
+func converged(stats map[string]report.Stat, ci *CI) bool {
+	for _, k := range stopFigures {
+		if !withinWidth(stats[k], ci.WidthPct) {
+			return false
+		}
+	}
+	return true
+}
+
+func ciWarning(c report.Cell, ci *CI) string {
+	var parts []string
+	for _, k := range stopFigures {
+		s := c.Stats[k]
+		parts = append(parts, fmt.Sprintf("%s ±%.1f%%", k, relHalf(s)))
+	}
+	return fmt.Sprintf("%s: the %.0f%% confidence interval is not within ±%.1f%% of the mean after %d runs (%s): the machine is too noisy for this target",
+		cellName(c), 100*ci.Level, ci.WidthPct/2, c.Repeats, strings.Join(parts, ", "))
+}
+
+func relHalf(s report.Stat) float64 {
+	if s.Mean == 0 {
+		return 0
+	}
+	return 100 * s.CI / s.Mean
+}
+
+// docAcc merges the per-run documents: host and backends from the first,
+// overhead, duration and precision summed, warnings once each.
+type docAcc struct {
+	doc   *report.Document
+	bpfNS uint64
+}
+
+func (a *docAcc) add(s sample) {
+	d := s.doc
+	if a.doc == nil {
+		c := *d
+		c.Processes, c.System, c.Warnings, c.Cells = nil, nil, nil, nil
+		c.Backends.ProgramIDs = nil
+		c.Precision = &report.Precision{Bound: d.Precision.Bound}
+		c.Overhead = report.Overhead{}
+		c.DurationNS = 0
+		a.doc = &c
+	}
+	a.doc.DurationNS += d.DurationNS
+	a.doc.Backends.ProgramIDs = append(a.doc.Backends.ProgramIDs, d.Backends.ProgramIDs...)
+	for k, v := range d.Backends.Unavailable {
+		a.doc.Backends.Unavailable[k] = v
+	}
+	o := &a.doc.Overhead
+	o.BPFNS += d.Overhead.BPFNS
+	o.Events += d.Overhead.Events
+	o.Misses += d.Overhead.Misses
+	if p := d.Precision; p != nil {
+		q := a.doc.Precision
+		q.Checked += p.Checked
+		q.Failed += p.Failed
+		q.Unchecked += p.Unchecked
+		q.MaxErrPct = max(q.MaxErrPct, p.MaxErrPct)
+	}
+	for _, w := range d.Warnings {
+		a.warn(w)
+	}
+}
+
+func (a *docAcc) warn(w string) {
+	if !slices.Contains(a.doc.Warnings, w) {
+		a.doc.Warnings = append(a.doc.Warnings, w)
+	}
+}
+
+func (a *docAcc) finish() *report.Document {
+	d := a.doc
+	if d.Overhead.Events > 0 {
+		d.Overhead.NSPerEvent = float64(d.Overhead.BPFNS) / float64(d.Overhead.Events)
+	}
+	// measured is per cell (means); the BPF time is over all runs.
+	var runs uint64
+	for _, c := range d.Cells {
+		runs += uint64(c.Repeats) * (c.Sender.CPU.OnCPUNS + c.Receiver.CPU.OnCPUNS)
+	}
+	if runs > 0 {
+		d.Overhead.Share = float64(d.Overhead.BPFNS) / float64(runs)
+	}
+	return d
+}
+
+// cleanupNote adds what failed while releasing, if anything did.
+func cleanupNote(err error, ctx context.Context) string {
+	if err == nil || err == ctx.Err() {
+		return ""
+	}
+	msg := oneLine(err)
+	if msg == ctx.Err().Error() {
+		return ""
+	}
+	return " (" + msg + ")"
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
