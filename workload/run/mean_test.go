@@ -1,0 +1,76 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+func TestMeanOf(t *testing.T) {
+	got := meanOf([]report.CPU{
+		{OnCPUNS: 10, UserNS: 1, SchedstatBoundaryNS: -3},
+		{OnCPUNS: 20, UserNS: 2, SchedstatBoundaryNS: 1},
+	})
+	if got.OnCPUNS != 15 || got.UserNS != 2 || got.SchedstatBoundaryNS != -1 {
+		t.Errorf("meanOf = %+v", got)
+	}
+}
+
+func TestMeanCell(t *testing.T) {
+	mk := func(tput float64, snd, rcv uint64, copied uint64, extra bool) report.Cell {
+		paths := []report.Path{{Path: "tx.msg_zerocopy", Calls: 10, Bytes: 1 << 20, CPUNS: snd / 2, Softirq: map[string]uint64{"softirq.net_rx": 4}}}
+		if extra {
+			paths = append(paths, report.Path{Path: "wait", Calls: 2, CPUNS: 6})
+		}
+		return report.Cell{
+			Method: "msg_zerocopy", RxMethod: "read", Topology: "loopback", Repeats: 1, ThroughputBps: tput,
+			Sender:   report.Process{CPU: report.CPU{OnCPUNS: snd}, Paths: paths, Zerocopy: &report.Zerocopy{TxPinnedBytes: 1 << 20}},
+			Receiver: report.Process{CPU: report.CPU{OnCPUNS: rcv}, Zerocopy: &report.Zerocopy{}},
+			Workload: &report.Workload{ReceivedBytes: 1 << 20, ZCCompletions: 10, ZCCopied: copied},
+		}
+	}
+	c := meanCell([]report.Cell{mk(100, 1000, 3000, 10, false), mk(300, 3000, 5000, 10, true)})
+	if c.Repeats != 2 || c.ThroughputBps != 200 || c.Sender.CPU.OnCPUNS != 2000 || c.Receiver.CPU.OnCPUNS != 4000 {
+		t.Errorf("means: %+v", c)
+	}
+	if c.SenderNSPerMiB != 2000 || c.ReceiverNSPerMiB != 4000 {
+		t.Errorf("service demand %v / %v", c.SenderNSPerMiB, c.ReceiverNSPerMiB)
+	}
+	if len(c.Sender.Paths) != 2 {
+		t.Fatalf("paths %+v", c.Sender.Paths)
+	}
+	tx, wait := c.Sender.Paths[0], c.Sender.Paths[1]
+	if tx.CPUNS != 1000 || tx.Calls != 10 || tx.Softirq["softirq.net_rx"] != 4 || tx.NSPerCall != 100 {
+		t.Errorf("tx path %+v", tx)
+	}
+	if wait.Calls != 1 || wait.CPUNS != 3 { // absent from the first run: zero there
+		t.Errorf("wait path %+v", wait)
+	}
+	if zc := c.Sender.Zerocopy; zc.TxDeferredCopyBytes != 1<<20 {
+		t.Errorf("deferred copy %d", zc.TxDeferredCopyBytes)
+	}
+	if len(c.Verdicts) == 0 || c.Verdicts[0] != "msg_zerocopy: 100% of 10 completions COPIED: the kernel copied on local delivery (loopback)" {
+		t.Errorf("verdicts %q", c.Verdicts)
+	}
+}
+
+func TestConverged(t *testing.T) {
+	ci := &CI{Level: 0.95, WidthPct: 5}
+	tight := func(v float64) []report.Cell {
+		var out []report.Cell
+		for _, d := range []float64{-0.001, 0, 0.001} {
+			out = append(out, report.Cell{ThroughputBps: v * (1 + d),
+				Sender:   report.Process{CPU: report.CPU{OnCPUNS: uint64(1e9 * (1 + d))}},
+				Receiver: report.Process{CPU: report.CPU{OnCPUNS: uint64(2e9 * (1 - d))}}})
+		}
+		return out
+	}
+	if !converged(cellStats(tight(1e10), 0.95), ci) {
+		t.Error("0.1% spread did not converge")
+	}
+	loose := tight(1e10)
+	loose[2].Receiver.CPU.OnCPUNS = 3e9 // one side noisy: not yet
+	if converged(cellStats(loose, 0.95), ci) {
+		t.Error("a noisy receiver CPU converged")
+	}
+}
