@@ -1,0 +1,329 @@
+package exact
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/doctor"
+)
+
+// Host is the accounting session whose maps the tracer reads (thread
+// generations and paths); *profiler.Session implements it.
+type Host interface {
+	Maps() map[string]*ebpf.Map
+	TrackPrograms(progs ...*ebpf.Program)
+	Backend() string // "tp_btf" or "raw_tp": the clock programs use the same
+}
+
+// Options configure Attach.
+type Options struct {
+	Mode      string     // ModeFentry or ModeKprobe
+	Functions []Function // default: Functions
+	// Kernel is what the running kernel has; default ReadKernelInfo.
+	Kernel *KernelInfo
+}
+
+// Tracer is the loaded backend. Close releases every link, program and map.
+type Tracer struct {
+	mode        string
+	clock       *ebpf.Collection
+	colls       []*ebpf.Collection
+	links       []link.Link
+	progs       []*ebpf.Program
+	attached    []Function
+	unavailable map[string]string // function name -> reason
+}
+
+// Error is a failed Attach. Nothing is left loaded.
+type Error struct {
+	Mode string
+	// Reason is one line: the kernel's reason, in doctor's words.
+	Reason string
+	// Functions holds each function's own reason.
+	Functions map[string]string
+}
+
+func (e *Error) Error() string { return e.Reason }
+
+// Shared accounting maps the object declares (and must be given).
+var sharedMaps = []string{"threads", "cpu_states"}
+
+// clockPoints are the tracepoints of the clock programs, with the program
+// name suffix (fxb_ for tp_btf, fxr_ for raw_tp).
+var clockPoints = []struct{ tracepoint, suffix string }{
+	{"sched_switch", "switch"},
+	{"softirq_entry", "si_entry"},
+	{"softirq_exit", "si_exit"},
+	{"irq_handler_entry", "irq_entry"},
+	{"irq_handler_exit", "irq_exit"},
+}
+
+// Attach loads the clock programs, then each function's entry/exit pair
+// in a collection of its own. It fails only when the clock programs fail
+// or no function attaches; otherwise Unavailable lists what was refused.
+func Attach(h Host, opts Options) (*Tracer, error) {
+	if opts.Mode != ModeFentry && opts.Mode != ModeKprobe {
+		return nil, fmt.Errorf("function-exact mode %q: use %s or %s", opts.Mode, ModeFentry, ModeKprobe)
+	}
+	funcs := opts.Functions
+	if funcs == nil {
+		funcs = Functions
+	}
+	k := opts.Kernel
+	if k == nil {
+		ki := ReadKernelInfo(funcs)
+		k = &ki
+	}
+	spec, err := bpf.LoadFuncexact()
+	if err != nil {
+		return nil, fmt.Errorf("parse funcexact object: %w", err)
+	}
+	t := &Tracer{mode: opts.Mode, unavailable: map[string]string{}}
+	if err := t.loadClock(spec, h); err != nil {
+		t.Close()
+		return nil, &Error{Mode: opts.Mode, Reason: err.Error()}
+	}
+	try, skipped := Plan(opts.Mode, funcs, *k)
+	for name, why := range skipped {
+		t.unavailable[name] = why
+	}
+	for _, f := range try {
+		if why := t.attachFunction(spec, h, f); why != "" {
+			t.unavailable[f.Name] = why
+			continue
+		}
+		t.attached = append(t.attached, f)
+	}
+	if len(t.attached) == 0 {
+		reasons := t.unavailable
+		t.Close()
+		return nil, &Error{Mode: opts.Mode, Reason: summarize(opts.Mode, reasons), Functions: reasons}
+	}
+	h.TrackPrograms(t.progs...)
+	return t, nil
+}
+
+// loadClock loads and attaches the clock programs, which own the fx_* maps.
+func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
+	maps := h.Maps()
+	repl := map[string]*ebpf.Map{}
+	for _, name := range sharedMaps {
+		m, ok := maps[name]
+		if !ok {
+			return fmt.Errorf("accounting session has no %s map", name)
+		}
+		repl[name] = m
+	}
+	rawTP := h.Backend() == "raw_tp"
+	prefix := "fxb_"
+	if rawTP {
+		prefix = "fxr_"
+	}
+	var names []string
+	for _, p := range clockPoints {
+		names = append(names, prefix+p.suffix)
+	}
+	coll, err := loadOnly(spec, names, repl)
+	if err != nil {
+		return fmt.Errorf("function-exact clock programs: load: %v", shortError(err))
+	}
+	t.clock = coll
+	for _, p := range clockPoints {
+		prog := coll.Programs[prefix+p.suffix]
+		var l link.Link
+		if rawTP {
+			l, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.tracepoint, Program: prog})
+		} else {
+			l, err = link.AttachTracing(link.TracingOptions{Program: prog})
+		}
+		if err != nil {
+			return fmt.Errorf("function-exact clock programs: attach %s: %v", p.tracepoint, shortError(err))
+		}
+		t.links = append(t.links, l)
+		t.progs = append(t.progs, prog)
+	}
+	return nil
+}
+
+// attachFunction loads f's pair alone and attaches the exit before the
+// entry, so that no frame is opened without a live exit. It returns "" or
+// the reason, in doctor's words.
+func (t *Tracer) attachFunction(spec *ebpf.CollectionSpec, h Host, f Function) string {
+	entry, exit := "fe_"+f.Short, "fx_"+f.Short
+	if t.mode == ModeKprobe {
+		entry, exit = "kp_"+f.Short, "kr_"+f.Short
+	}
+	repl := map[string]*ebpf.Map{}
+	for name, m := range t.clock.Maps {
+		repl[name] = m
+	}
+	for _, name := range sharedMaps {
+		repl[name] = h.Maps()[name]
+	}
+	coll, err := loadOnly(spec, []string{entry, exit}, repl)
+	if err != nil {
+		return doctor.Describe(t.mode, "load", shortError(err))
+	}
+	var links []link.Link
+	for _, name := range []string{exit, entry} {
+		l, err := t.attachOne(f.Name, name, coll.Programs[name])
+		if err != nil {
+			for _, l := range links {
+				l.Close()
+			}
+			coll.Close()
+			return doctor.Describe(t.mode, "attach", err)
+		}
+		links = append(links, l)
+	}
+	t.colls = append(t.colls, coll)
+	t.links = append(t.links, links...)
+	t.progs = append(t.progs, coll.Programs[exit], coll.Programs[entry])
+	return ""
+}
+
+func (t *Tracer) attachOne(fn, name string, prog *ebpf.Program) (link.Link, error) {
+	switch {
+	case t.mode == ModeFentry:
+		return link.AttachTracing(link.TracingOptions{Program: prog})
+	case strings.HasPrefix(name, "kr_"):
+		return link.Kretprobe(fn, prog, nil)
+	default:
+		return link.Kprobe(fn, prog, nil)
+	}
+}
+
+// loadOnly loads the named programs of spec with every map replaced or
+// created from spec.
+func loadOnly(spec *ebpf.CollectionSpec, names []string, repl map[string]*ebpf.Map) (*ebpf.Collection, error) {
+	s := spec.Copy()
+	keep := map[string]bool{}
+	for _, n := range names {
+		if _, ok := s.Programs[n]; !ok {
+			return nil, fmt.Errorf("funcexact object has no program %s", n)
+		}
+		keep[n] = true
+	}
+	for n := range s.Programs {
+		if !keep[n] {
+			delete(s.Programs, n)
+		}
+	}
+	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl})
+}
+
+// shortError keeps the first line of a verifier log.
+func shortError(err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("%s", strings.SplitN(ve.Error(), "\n", 2)[0])
+	}
+	return err
+}
+
+// summarize makes the one-line reason of a wholesale refusal: the common
+// reason once when every function gave the same, else the first with a
+// count of the others.
+func summarize(mode string, reasons map[string]string) string {
+	if len(reasons) == 0 {
+		return mode + ": no function to attach"
+	}
+	names := make([]string, 0, len(reasons))
+	for n := range reasons {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	// Prefer a kernel refusal over "not in kallsyms": it is the real cause.
+	first := names[0]
+	for _, n := range names {
+		if strings.HasPrefix(reasons[n], mode+":") {
+			first = n
+			break
+		}
+	}
+	why := strings.TrimPrefix(reasons[first], mode+": ")
+	same := true
+	for _, n := range names {
+		if strings.TrimPrefix(reasons[n], mode+": ") != why {
+			same = false
+		}
+	}
+	if same {
+		return fmt.Sprintf("%s: all %d functions refused: %s", mode, len(names), why)
+	}
+	return fmt.Sprintf("%s: no function attached; %s: %s (and %d more, each with its reason)", mode, first, why, len(names)-1)
+}
+
+// Mode is ModeFentry or ModeKprobe.
+func (t *Tracer) Mode() string { return t.mode }
+
+// Attached lists the functions that are traced, in table order.
+func (t *Tracer) Attached() []Function { return t.attached }
+
+// IsAttached reports whether function id is traced.
+func (t *Tracer) IsAttached(id uint8) bool {
+	for _, f := range t.attached {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Unavailable maps each function that is not traced to the reason.
+func (t *Tracer) Unavailable() map[string]string { return t.unavailable }
+
+// ProgramIDs lists the kernel ids of the loaded programs.
+func (t *Tracer) ProgramIDs() []uint32 {
+	var ids []uint32
+	for _, p := range t.progs {
+		if info, err := p.Info(); err == nil {
+			if id, ok := info.ID(); ok {
+				ids = append(ids, uint32(id))
+			}
+		}
+	}
+	return ids
+}
+
+// Close detaches and frees everything; the programs are gone from the
+// kernel when it returns. Safe to call more than once.
+func (t *Tracer) Close() error {
+	ids := t.ProgramIDs()
+	var errs []error
+	for _, l := range t.links {
+		errs = append(errs, l.Close())
+	}
+	for _, c := range t.colls {
+		c.Close()
+	}
+	if t.clock != nil {
+		t.clock.Close()
+	}
+	t.links, t.colls, t.clock, t.progs = nil, nil, nil, nil
+	waitGone(ids)
+	return errors.Join(errs...)
+}
+
+// waitGone waits (briefly) until the kernel has freed the programs: link
+// release is deferred past an RCU grace period.
+func waitGone(ids []uint32) {
+	deadline := time.Now().Add(2 * time.Second)
+	for _, id := range ids {
+		for time.Now().Before(deadline) {
+			p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+			if err != nil {
+				break
+			}
+			p.Close()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
