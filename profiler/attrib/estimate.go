@@ -48,8 +48,14 @@ func CategoriesOf(exactNS uint64, counts Counts) []report.Category {
 	for _, k := range counts {
 		n += k
 	}
-	if n == 0 || exactNS == 0 {
+	if exactNS == 0 {
 		return nil
+	}
+	if n == 0 {
+		// Too short to be sampled: the split is unknown. Shown as
+		// "other" with an interval covering all of it, so that the
+		// categories still add up to the path's time.
+		return []report.Category{{Category: Other, CPUNS: exactNS, CI95NS: exactNS}}
 	}
 	var out []report.Category
 	for _, name := range CategoryNames {

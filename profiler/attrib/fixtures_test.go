@@ -103,7 +103,7 @@ func describe(m map[string]uint64, total uint64) string {
 func TestFixtureShares(t *testing.T) {
 	for _, tc := range []struct {
 		fixture, key string
-		largest      string            // "" = no check
+		largest      string             // "" = no check
 		atLeast      map[string]float64 // category -> minimum share
 		below        map[string]float64 // category -> maximum share
 	}{

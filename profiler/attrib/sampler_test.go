@@ -1,0 +1,251 @@
+package attrib
+
+import (
+	"errors"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/workload"
+)
+
+// testHz samples five times faster than the default so that a one-second
+// transfer gives enough samples per path for the assertions below.
+const testHz = 4999
+
+// sampledEntry runs cfg for a second and returns the sender's and the
+// receiver's report entries with categories filled in.
+func sampledEntry(t *testing.T, cfg workload.Config) (snd, rcv report.Process, run *sampledRun) {
+	t.Helper()
+	cfg.Size, cfg.Streams, cfg.Duration = 64<<10, 1, time.Second
+	cfg.SenderCPU, cfg.ReceiverCPU = -1, -1
+	run = runSampled(t, cfg, testHz)
+	cats := Estimate(run.iv, run.samples)
+	entry := func(role workload.Role) report.Process {
+		threads := run.threads(role)
+		if len(threads) == 0 {
+			t.Fatalf("no %s thread in the interval", role)
+		}
+		p := profiler.ProcessEntry(threads[0].Info.TGID, threads, false)
+		FillPaths(p.Paths, threads, cats)
+		checkConsistent(t, string(role), p)
+		return p
+	}
+	return entry(workload.RoleSender), entry(workload.RoleReceiver), run
+}
+
+// checkConsistent: each split path's categories add up to its exact time
+// (up to rounding), are estimates, and carry an interval.
+func checkConsistent(t *testing.T, who string, p report.Process) {
+	t.Helper()
+	for _, path := range p.Paths {
+		if len(path.Categories) == 0 {
+			continue
+		}
+		var sum uint64
+		for _, c := range path.Categories {
+			sum += c.CPUNS
+			if c.Exact || c.CI95NS == 0 {
+				t.Errorf("%s %s %s: exact=%v ci95=%d, want an estimate with an interval", who, path.Path, c.Category, c.Exact, c.CI95NS)
+			}
+		}
+		if d := math.Abs(float64(sum) - float64(path.CPUNS)); d > float64(len(path.Categories)) {
+			t.Errorf("%s %s: categories add up to %d ns, path has %d ns", who, path.Path, sum, path.CPUNS)
+		}
+	}
+}
+
+func category(p report.Path, name string) report.Category {
+	for _, c := range p.Categories {
+		if c.Category == name {
+			return c
+		}
+	}
+	return report.Category{Category: name}
+}
+
+func findPath(paths []report.Path, name string) report.Path {
+	for _, p := range paths {
+		if p.Path == name {
+			return p
+		}
+	}
+	return report.Path{Path: name}
+}
+
+// total sums one category over all of an entry's paths.
+func total(p report.Process, name string) (ns, ci uint64) {
+	var v float64
+	for _, path := range p.Paths {
+		c := category(path, name)
+		ns += c.CPUNS
+		v += float64(c.CI95NS) * float64(c.CI95NS)
+	}
+	return ns, uint64(math.Sqrt(v))
+}
+
+func largestCategory(p report.Path) string {
+	best := report.Category{}
+	for _, c := range p.Categories {
+		if c.CPUNS > best.CPUNS {
+			best = c
+		}
+	}
+	return best.Category
+}
+
+func TestSampledWriteRead(t *testing.T) {
+	requireBPF(t)
+	snd, rcv, run := sampledEntry(t, workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead})
+	tx := findPath(snd.Paths, "tx.write")
+	if got := largestCategory(tx); got != CopyTx {
+		t.Errorf("sender tx.write: largest category %q, want copy.tx: %+v", got, tx.Categories)
+	}
+	rx := findPath(rcv.Paths, "rx.read")
+	if got := largestCategory(rx); got != CopyRx {
+		t.Errorf("receiver rx.read: largest category %q, want copy.rx: %+v", got, rx.Categories)
+	}
+	// The samples of each thread agree with its exact on-CPU time: every
+	// sample stands for one period of CPU.
+	per := map[uint32]uint64{}
+	for k, n := range run.samples.Counts {
+		per[k.Key.Gen] += n
+	}
+	for _, th := range run.iv.Threads {
+		if run.roles[th.Info.Gen] == "" {
+			continue
+		}
+		exact := float64(th.MeasuredNS())
+		sampled := float64(per[th.Info.Gen]) * 1e9 / testHz
+		if exact < 50e6 {
+			t.Errorf("%s: only %.0f ms on CPU", run.roles[th.Info.Gen], exact/1e6)
+			continue
+		}
+		if math.Abs(sampled-exact) > 0.10*exact {
+			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (more than 10%% apart)", run.roles[th.Info.Gen], sampled/1e6, exact/1e6)
+		}
+	}
+	if run.samples.Dropped != 0 {
+		t.Errorf("%d samples dropped (map full)", run.samples.Dropped)
+	}
+}
+
+func TestSampledSpliceNoSendCopy(t *testing.T) {
+	requireBPF(t)
+	for _, m := range []string{workload.MethodSendfile, workload.MethodSplice} {
+		t.Run(m, func(t *testing.T) {
+			snd, _, _ := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
+			kernel := snd.CPU.KernelNS + snd.CPU.SoftirqNS + snd.CPU.HardirqNS
+			ns, ci := total(snd, CopyTx)
+			if kernel == 0 || float64(ns) >= 0.02*float64(kernel) {
+				t.Errorf("copy.tx %d ns (±%d) of the sender's %d ns kernel time, want below 2%%", ns, ci, kernel)
+			}
+			path := "tx." + m
+			if s, _ := total(snd, Splice); s == 0 {
+				t.Errorf("no splice time in the sender: %+v", findPath(snd.Paths, path).Categories)
+			}
+		})
+	}
+}
+
+func TestSampledZerocopyDeferredCopy(t *testing.T) {
+	requireBPF(t)
+	for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
+		t.Run(m, func(t *testing.T) {
+			snd, _, _ := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
+			// Loopback forces skb_copy_ubufs in NET_RX, inside the
+			// sender's own send (KERNEL.md §4.3).
+			ns, ci := total(snd, CopyDeferred)
+			if ns == 0 || ci >= ns {
+				t.Errorf("copy.deferred %d ns ±%d: not clearly visible in the sender", ns, ci)
+			}
+			if c := category(findPath(snd.Paths, "softirq.net_rx"), CopyDeferred); c.CPUNS == 0 {
+				t.Errorf("no copy.deferred in the sender's softirq.net_rx: %+v", findPath(snd.Paths, "softirq.net_rx").Categories)
+			}
+			if pin, _ := total(snd, ZcPin); pin == 0 {
+				t.Error("no zc.pin time in the sender")
+			}
+			if tx, _ := total(snd, CopyTx); tx > ns/10 {
+				t.Errorf("copy.tx %d ns: a zero-copy sender should not copy at send time (deferred %d ns)", tx, ns)
+			}
+		})
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// Close releases every perf event, link and the program; the session's
+// program ids include the sampler's while it runs.
+func TestSamplerClose(t *testing.T) {
+	requireBPF(t)
+	before := openFDs(t)
+	sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: []int{os.Getpid()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := Start(sess, DefaultHz)
+	if err != nil {
+		sess.Close()
+		t.Fatal(err)
+	}
+	id := smp.ProgramID()
+	found := false
+	for _, pid := range sess.ProgramIDs() {
+		found = found || pid == id
+	}
+	if id == 0 || !found {
+		t.Errorf("sampler program %d not among the session's ids %v", id, sess.ProgramIDs())
+	}
+	if len(smp.fds) == 0 || len(smp.links) != len(smp.fds) {
+		t.Errorf("%d perf events, %d links", len(smp.fds), len(smp.links))
+	}
+	if _, err := smp.Collect(); err != nil {
+		t.Error(err)
+	}
+	if err := smp.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := smp.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := smp.Collect(); err == nil {
+		t.Error("Collect after Close succeeded")
+	}
+	if err := sess.Close(); err != nil {
+		t.Error(err)
+	}
+	if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
+		p.Close()
+		t.Errorf("sampler program %d still loaded", id)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Error(err)
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("%d open fds after Close, %d before", after, before)
+	}
+}
+
+func TestStartBadHz(t *testing.T) {
+	for _, hz := range []int{0, -5, 1 << 30} {
+		_, err := Start(nil, hz)
+		if err == nil || !contains(err.Error(), "--sample-hz") {
+			t.Errorf("Start(hz=%d): %v, want a --sample-hz error", hz, err)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}
