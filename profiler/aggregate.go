@@ -140,10 +140,12 @@ func Processes(iv Interval, withThreads bool) []report.Process {
 func ProcessEntry(pid int, threads []ThreadDelta, withThreads bool) report.Process {
 	cpu, paths := Sum(threads).Entry()
 	p := report.Process{PID: pid, Comm: processComm(pid, threads), CPU: cpu, Paths: paths}
-	p.Zerocopy = requestedZerocopy(paths)
+	p.Zerocopy = ZerocopyFor(threads)
+	annotatePaths(p.Paths, threads)
 	if withThreads {
 		for _, th := range threads {
 			tc, tp := Sum([]ThreadDelta{th}).Entry()
+			annotatePaths(tp, []ThreadDelta{th})
 			p.Threads = append(p.Threads, report.Thread{TID: th.Info.TID, Comm: th.Info.Comm, CPU: tc, Paths: tp})
 		}
 	}

@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"fmt"
+
 	"github.com/zcprof/zcprof/profiler/doctor"
 	"github.com/zcprof/zcprof/profiler/report"
 )
@@ -18,6 +20,7 @@ func (s *Session) NewDocument(command string, iv Interval, measuredNS uint64) *r
 			Accounting:  s.backend,
 			Attribution: "",
 			Unavailable: map[string]string{},
+			ByteClasses: s.ByteClasses(),
 			ProgramIDs:  s.ProgramIDs(),
 		},
 		DurationNS: iv.DurationNS,
@@ -42,6 +45,9 @@ func (s *Session) NewDocument(command string, iv Interval, measuredNS uint64) *r
 	}
 	if iv.Dropped > 0 {
 		d.Warnings = append(d.Warnings, "the accounting maps were full: some counts were dropped (too many threads)")
+	}
+	if iv.ByteClassDrops > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d byte-class updates were refused by a busy map bucket: byte classes may be slightly low", iv.ByteClassDrops))
 	}
 	if iv.BPFMisses > 0 {
 		d.Warnings = append(d.Warnings, "the kernel skipped some accounting events because another BPF program was running on the same CPU (recursion guard); totals may be slightly low")

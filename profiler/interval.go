@@ -22,6 +22,9 @@ type ThreadDelta struct {
 	RuntimeApprox bool
 	// Utime and Stime are the times() deltas for the same thread.
 	Utime, Stime uint64
+	// ByteClasses: what the kernel did with its bytes; nil when the
+	// byte-class programs are not loaded.
+	ByteClasses map[PathClass]ByteCount
 }
 
 // MeasuredNS is the thread's on-CPU time as the BPF accounting saw it.
@@ -71,6 +74,8 @@ type Interval struct {
 	BPFEvents  uint64
 	BPFMisses  uint64
 	Dropped    uint64
+	// ByteClassDrops counts byte-class updates the maps refused.
+	ByteClassDrops uint64
 }
 
 // Delta computes cur - prev. prev may be nil (everything since attach).
@@ -105,6 +110,7 @@ func Delta(prev, cur *Snapshot) Interval {
 		}
 		td.Counters[pc] = td.Counters[pc].add(d)
 	}
+	deltaByteClasses(prev, cur, byGen, &iv)
 	for gen, td := range byGen {
 		now, ok := cur.Clocks[gen]
 		if !ok {

@@ -21,6 +21,10 @@ type ProfileOptions struct {
 	Threads  bool          // per-thread entries
 	Backend  string
 
+	// Extensions attach after the session opens (attribution backends);
+	// they are closed before the session.
+	Extensions []ExtensionFunc
+
 	OnInterval func(*report.Document) error
 	// OnStart is called once the programs are attached and the target is
 	// registered (tests use it to know when to start their workload).
@@ -49,6 +53,19 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 		return nil, err
 	}
 	defer sess.Close()
+	var exts []Extension
+	defer func() {
+		for _, e := range exts {
+			e.Close()
+		}
+	}()
+	for _, attach := range opts.Extensions {
+		e, err := attach(sess)
+		if err != nil {
+			return nil, err
+		}
+		exts = append(exts, e)
+	}
 
 	var child *spawn.Child
 	if len(opts.Command) > 0 {
@@ -63,6 +80,10 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 		}
 	}
 	start, err := sess.Snapshot()
+	var startExt extReadings
+	if err == nil {
+		startExt, err = readExtensions(exts)
+	}
 	if err != nil {
 		if child != nil {
 			child.Signal(unix.SIGKILL)
@@ -104,7 +125,7 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 		defer t.Stop()
 		tick = t.C
 	}
-	prev := start
+	prev, prevExt := start, startExt
 	var note string
 loop:
 	for {
@@ -129,21 +150,39 @@ loop:
 			if err != nil {
 				return nil, err
 			}
+			snapExt, err := readExtensions(exts)
+			if err != nil {
+				return nil, err
+			}
 			if opts.OnInterval != nil {
-				if err := opts.OnInterval(sess.profileDocument(Delta(prev, snap), opts.Threads)); err != nil {
+				iv := Delta(prev, snap)
+				d := sess.profileDocument(iv, opts.Threads)
+				annotate(exts, d, iv, prevExt, snapExt)
+				if err := opts.OnInterval(d); err != nil {
 					return nil, err
 				}
 			}
-			prev = snap
+			prev, prevExt = snap, snapExt
 		}
 	}
 	end, err := sess.Snapshot()
 	if err != nil {
 		return nil, err
 	}
-	res.Document = sess.profileDocument(Delta(start, end), opts.Threads)
+	endExt, err := readExtensions(exts)
+	if err != nil {
+		return nil, err
+	}
+	iv := Delta(start, end)
+	res.Document = sess.profileDocument(iv, opts.Threads)
+	annotate(exts, res.Document, iv, startExt, endExt)
 	if note != "" && note != "interrupted" {
 		res.Document.Warnings = append(res.Document.Warnings, note)
+	}
+	for _, e := range exts {
+		if err := e.Close(); err != nil {
+			return nil, err
+		}
 	}
 	return res, sess.Close()
 }

@@ -20,6 +20,9 @@ import (
 type Options struct {
 	Target  Target
 	Backend string // "auto" (default), "tp_btf" or "raw_tp"
+	// ByteClasses: how send decisions are observed: "auto" (default),
+	// ByteClassesDecision, ByteClassesSyscall or ByteClassesOff.
+	ByteClasses string
 }
 
 // Session owns the loaded accounting programs and their maps. Close releases
@@ -33,6 +36,7 @@ type Session struct {
 	core      *ebpf.Collection
 	runStats  io.Closer
 	cgroupDir *os.File
+	bytes     *byteClasses // nil when not loaded
 
 	mu         sync.Mutex
 	nextGen    uint32
@@ -90,6 +94,15 @@ func Open(opts Options) (*Session, error) {
 		s.fallback = errs[0].Error()
 		s.unavailable[BackendTPBTF] = s.fallback
 	}
+	// Byte classes and zero-copy outcomes: optional, failures recorded.
+	s.bytes, err = openByteClasses(s.core.Maps, opts.ByteClasses, s.unavailable)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.bytes != nil {
+		s.TrackPrograms(s.bytes.progs...)
+	}
 
 	if opts.Target.Cgroup != "" {
 		f, err := openCgroup(opts.Target.Cgroup)
@@ -125,6 +138,15 @@ func Open(opts Options) (*Session, error) {
 
 // Backend is the accounting backend in use ("tp_btf" or "raw_tp").
 func (s *Session) Backend() string { return s.backend }
+
+// ByteClasses says how send decisions are observed (ByteClassesDecision or
+// ByteClassesSyscall), "" when the byte-class programs are not loaded.
+func (s *Session) ByteClasses() string {
+	if s.bytes == nil {
+		return ""
+	}
+	return s.bytes.mode
+}
 
 // Fallback says why the preferred backend was not used ("" if it was).
 func (s *Session) Fallback() string { return s.fallback }
@@ -290,6 +312,9 @@ func (s *Session) Close() error {
 	}
 	if s.cgroupDir != nil {
 		errs = append(errs, s.cgroupDir.Close())
+	}
+	if s.bytes != nil {
+		errs = append(errs, s.bytes.Close())
 	}
 	waitGone(ids)
 	return errors.Join(errs...)

@@ -63,6 +63,9 @@ type Snapshot struct {
 	BPFEvents uint64
 	BPFMisses uint64 // handler runs skipped by the kernel's recursion guard
 	Dropped   uint64
+	// ByteClasses are the byte-class counters (nil: not loaded).
+	ByteClasses    map[ByteKey]ByteCount
+	ByteClassDrops uint64
 }
 
 func monoNow() uint64 {
@@ -90,6 +93,11 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 		return nil, err
 	}
 	s.readClocks(snap)
+	if s.bytes != nil {
+		if err := s.bytes.read(snap); err != nil {
+			return nil, err
+		}
+	}
 	s.readOverhead(snap)
 	var dropped uint64
 	if err := s.core.Variables["dropped"].Get(&dropped); err == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
@@ -18,6 +19,7 @@ func newProfileCmd() *cobra.Command {
 		asJSON    bool
 		noFollow  bool
 		threadsOn bool
+		attr      attrib.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "profile [flags] [-- command [args...]]",
@@ -36,6 +38,10 @@ func newProfileCmd() *cobra.Command {
 			if err := validateProfile(cmd, opts); err != nil {
 				return err
 			}
+			if err := validateAttribution(attr); err != nil {
+				return err
+			}
+			opts.Extensions = append(opts.Extensions, attrib.Extension(attr))
 			out := cmd.OutOrStdout()
 			render := func(d *report.Document) error {
 				if asJSON {
@@ -73,7 +79,21 @@ func newProfileCmd() *cobra.Command {
 	f.BoolVar(&noFollow, "no-follow", false, "do not follow children forked by the targets")
 	f.BoolVar(&asJSON, "json", false, "print zcprof/v1 JSON instead of tables")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
+	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
+	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")
 	return cmd
+}
+
+func validateAttribution(o attrib.Options) error {
+	switch o.Backend {
+	case "auto", attrib.NameSampling, attrib.NameFentry, attrib.NameKprobe, attrib.BackendNone:
+	default:
+		return fmt.Errorf("--backend %q: unknown (use auto, sampling, fentry, kprobe or none)", o.Backend)
+	}
+	if o.SampleHz < 1 || o.SampleHz > 100000 {
+		return fmt.Errorf("--sample-hz %d: must be between 1 and 100000", o.SampleHz)
+	}
+	return nil
 }
 
 func validateProfile(cmd *cobra.Command, o profiler.ProfileOptions) error {

@@ -81,7 +81,7 @@ var Rules = []Rule{
 		"do_splice_direct", "splice_direct_to_actor", "direct_splice_actor", "do_sendfile", "splice_file_to_pipe",
 		"do_splice_read", "splice_to_pipe", "add_to_pipe", "splice_pipe_to_pipe", "vmsplice_to_pipe",
 		"iter_to_pipe", "__x64_sys_vmsplice", "__do_sys_vmsplice", "page_cache_pipe_buf_*", "user_page_pipe_buf_*",
-		"generic_pipe_buf_*", "pipe_*", "anon_pipe_*", "splice_*", "tcp_splice_eof", "tcp_splice_read",
+		"generic_pipe_buf_*", "splice_*", "tcp_splice_eof", "tcp_splice_read",
 		"tcp_splice_data_recv", "tcp_read_sock", "__tcp_read_sock",
 	}},
 	// Receive splice: the linear part is copied (linear_to_page).

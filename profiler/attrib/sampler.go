@@ -74,6 +74,12 @@ func Start(sess *profiler.Session, hz int) (*Sampler, error) {
 		if m == nil {
 			return nil, fmt.Errorf("sampler: the accounting session has no %s map", name)
 		}
+		// Both objects include accounting.h: a mismatch means one of
+		// them was not regenerated after it changed.
+		if ms := spec.Maps[name]; ms.KeySize != m.KeySize() || ms.ValueSize != m.ValueSize() {
+			return nil, fmt.Errorf("sampler: its %s map (%d/%d-byte key/value) does not match the accounting's (%d/%d): bpf/sampler_x86_bpfel.o is stale, run make generate",
+				name, ms.KeySize, ms.ValueSize, m.KeySize(), m.ValueSize())
+		}
 		repl[name] = m
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})

@@ -118,3 +118,22 @@ func (s *Sampler) fold(ips [64]uint64) string {
 	s.cache[ips] = f
 	return f
 }
+
+// Stacks returns the folded stacks sampled between two readings (prev nil:
+// since start), per accounting key: what the function-exact backend needs
+// to split a caller's own time when its copy routine cannot be attached.
+func (s *Sampler) Stacks(prev, cur Reading) map[profiler.Key]map[string]uint64 {
+	c, ok := cur.(*Samples)
+	if !ok || c == nil {
+		return nil
+	}
+	p, _ := prev.(*Samples)
+	out := map[profiler.Key]map[string]uint64{}
+	for k, n := range c.Sub(p).Counts {
+		if out[k.Key] == nil {
+			out[k.Key] = map[string]uint64{}
+		}
+		out[k.Key][k.Stack] += n
+	}
+	return out
+}

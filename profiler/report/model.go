@@ -33,6 +33,10 @@ type Backends struct {
 	Accounting  string            `json:"accounting"`
 	Attribution string            `json:"attribution"`
 	Unavailable map[string]string `json:"unavailable"`
+	// ByteClasses is how send decisions were observed: "tcp_sendmsg_locked"
+	// (the kernel's own decision, 6.16+), "syscall" (inferred from the
+	// syscall and socket state) or "" (not loaded).
+	ByteClasses string `json:"byte_classes"`
 	// ProgramIDs are the kernel ids of the programs this run attached; all
 	// are gone when zcprof exits (`bpftool prog show id N` fails).
 	ProgramIDs []uint32 `json:"program_ids"`
@@ -114,6 +118,8 @@ type Path struct {
 	NSPerCall  float64           `json:"ns_per_call,omitempty"`
 	NSPerMiB   float64           `json:"ns_per_mib,omitempty"` // service demand
 	Categories []Category        `json:"categories"`
+	// Zerocopy: byte classes and verdict of this path (socket paths).
+	Zerocopy *Zerocopy `json:"zerocopy,omitempty"`
 }
 
 // Category is CPU inside a path (attribution issue); exact or estimated.
@@ -135,7 +141,36 @@ type Zerocopy struct {
 	RxMappedBytes       uint64 `json:"rx_mapped_bytes"`
 	Verdict             string `json:"verdict"`
 	Reason              string `json:"reason"`
+
+	// Source says what the classes come from: ZerocopySourceKernel (the
+	// kernel's traced decisions) or ZerocopySourceRequest (the syscalls'
+	// request only, when the byte-class programs are not loaded).
+	Source string `json:"source"`
+	// Parts of tx_copied_bytes with a cause other than a plain send:
+	// MSG_ZEROCOPY without SO_ZEROCOPY, zero-copy or splice on a route
+	// without scatter-gather, splice from a source that cannot splice.
+	TxCopiedZCIgnoredBytes uint64 `json:"tx_copied_zc_ignored_bytes"`
+	TxCopiedNoSGBytes      uint64 `json:"tx_copied_no_sg_bytes"`
+	TxSourceCopiedBytes    uint64 `json:"tx_source_copied_bytes"`
+	// Sent bytes whose decision was not seen (send begun before attach).
+	TxUnclassifiedBytes uint64 `json:"tx_unclassified_bytes"`
+	// Where the deferred copies happened (loopback, veth, packet_tap,
+	// other): every copy, retransmissions included.
+	TxDeferredVia map[string]uint64 `json:"tx_deferred_copy_via,omitempty"`
+	// Deferred copies of retransmitted zero-copy skbs: copied again, not
+	// part of tx_deferred_copy_bytes (which counts each pinned byte once).
+	TxDeferredRecopyBytes uint64 `json:"tx_deferred_recopy_bytes"`
+	// MSG_ZEROCOPY sends completed on the error queue plus io_uring
+	// notifications; of those, reported COPIED by the kernel.
+	ZCCompletions       uint64 `json:"zc_completions"`
+	ZCCompletionsCopied uint64 `json:"zc_completions_copied"`
 }
+
+// Zerocopy sources.
+const (
+	ZerocopySourceKernel  = "kernel"
+	ZerocopySourceRequest = "request"
+)
 
 // System is interrupt time that ran while no target was current.
 type System struct {

@@ -67,6 +67,9 @@ func writePaths(bw *errWriter, indent string, paths []Path) {
 	for _, p := range paths {
 		bw.printf(row, indent, p.Path, count(p.Calls), byteSize(p.Bytes), Seconds(p.CPUNS),
 			perCall(p.NSPerCall), perCall(p.NSPerMiB), softirqCell(p))
+		if cats := categoryCell(p); cats != "" {
+			bw.printf("%s  inside: %s\n", indent, cats)
+		}
 	}
 }
 

@@ -1,0 +1,813 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/* Byte classes: what the kernel did with the bytes the target threads sent
+ * and received (KERNEL.md §9.2-9.3). Exact counts, no sampling.
+ *
+ * Send: every sock_sendmsg on a TCP socket ends in sock:sock_send_length
+ * with the bytes it moved; those bytes get the class of the decision
+ * tcp_sendmsg_locked took for that call. On 6.16+ tcp:tcp_sendmsg_locked
+ * shows the decision's inputs; it fires once per loop iteration, but the
+ * decision is made once per call before the loop, so every iteration
+ * yields the same class and the last one wins. Older kernels (fallback,
+ * also selectable here): the class comes from the syscall path (accounting),
+ * the socket's own SOCK_ZEROCOPY flag and route caps, and the io_uring
+ * opcode that was submitted for the socket.
+ *
+ * Later: zero-copy skbs that reach local delivery (netif_receive_skb) are
+ * copied by skb_copy_ubufs; packet taps copy them at transmit; the error
+ * queue and io_uring notifications report COPIED. Receive: bytes copied to
+ * user (skb_copy_datagram_iovec) and mapped by TCP_ZEROCOPY_RECEIVE.
+ *
+ * Everything is counted per (accounting thread generation, path, class).
+ * Work done in softirq on behalf of a sender is billed to the thread that
+ * owns the flow, remembered at its zero-copy sends. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "accounting.h"
+#include "zcbytes.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader: address of copy_splice_read from /proc/kallsyms, 0 if
+ * unknown (then only O_DIRECT and DAX sources are recognised). */
+const volatile __u64 cfg_copy_splice_read = 0;
+
+__u64 zcb_dropped = 0;
+
+#define ZCB_MSG_ZEROCOPY 0x4000000
+#define ZCB_MSG_SPLICE_PAGES 0x8000000
+#define ZCB_IPPROTO_TCP 6
+#define ZCB_SOCK_STREAM 1
+#define ZCB_AF_INET 2
+#define ZCB_AF_INET6 10
+#define ZCB_ETH_P_IP 0x0800
+#define ZCB_ETH_P_IPV6 0x86DD
+#define ZCB_NETIF_F_SG (1ULL << 0)
+#define ZCB_IFF_LOOPBACK 0x8
+#define ZCB_SKBFL_ZEROCOPY_ENABLE 0x1
+#define ZCB_O_DIRECT 040000
+#define ZCB_S_DAX (1 << 13)
+#define ZCB_S_IFMT 00170000
+#define ZCB_S_IFSOCK 0140000
+#define ZCB_S_IFIFO 0010000
+#define ZCB_SO_EE_ORIGIN_ZEROCOPY 5
+#define ZCB_SO_EE_CODE_ZEROCOPY_COPIED 1
+#define ZCB_IORING_CQE_F_NOTIF (1U << 3)
+#define ZCB_IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
+#define ZCB_REQ_F_FIXED_FILE 1ULL
+#define ZCB_SOL_TCP 6
+#define ZCB_TCP_ZEROCOPY_RECEIVE 35
+
+/* UAPI opcode numbers: stable across versions. */
+enum {
+	ZCB_OP_SENDMSG = 9, ZCB_OP_SEND = 26, ZCB_OP_SEND_ZC = 47, ZCB_OP_SENDMSG_ZC = 48,
+};
+
+/* Shared with the accounting object (same definition): target threads by
+ * tid, with their generation and current path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct zc_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct zcb_key);
+	__type(value, struct zcb_val);
+} zcb_stats SEC(".maps");
+
+/* The send decision of the thread's current sock_sendmsg. */
+struct zcb_task {
+	__u64 sk;
+	__u8 class;
+	__u8 armed;
+	__u8 pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct zcb_task);
+} zcb_tasks SEC(".maps");
+
+/* Per-thread facts from rare syscalls (classic tracepoints), by tid. */
+struct zcb_sys {
+	__u64 optval;  /* TCP_ZEROCOPY_RECEIVE argument, between enter and exit */
+	__u8 src_copy; /* the last splice/sendfile source cannot splice */
+	__u8 pad[7];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct zcb_sys);
+} zcb_sys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct zcb_flow);
+	__type(value, struct zcb_owner);
+} zcb_owners SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct zcb_flow);
+	__type(value, struct zcb_pending);
+} zcb_pending SEC(".maps");
+
+/* Fallback only: socket -> 1 if its last io_uring send was SEND_ZC. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} zcb_uring_sk SEC(".maps");
+
+/* v & mask, hidden from clang so the verifier sees the bound (see
+ * accounting.bpf.c). */
+static __always_inline __u32 masked(__u32 v, __u32 mask)
+{
+	asm volatile("" : "+r"(v));
+	return v & mask;
+}
+
+static __always_inline void add(__u32 gen, __u8 path, __u8 class, __u64 bytes, __u64 events)
+{
+	struct zcb_key k = { .gen = gen, .path = path, .class = class };
+	struct zcb_val *v;
+
+	if (!gen)
+		return;
+	v = bpf_map_lookup_elem(&zcb_stats, &k);
+	if (!v) {
+		struct zcb_val zero = {};
+		/* Can fail with -EBUSY when it interrupts an insert into the
+		 * same bucket on this CPU: counted, and reported. */
+		bpf_map_update_elem(&zcb_stats, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&zcb_stats, &k);
+		if (!v) {
+			__sync_fetch_and_add(&zcb_dropped, 1);
+			return;
+		}
+	}
+	v->bytes += bytes;
+	v->events += events;
+}
+
+static __always_inline struct zc_thread *current_target(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline int is_tcp(const struct sock *sk)
+{
+	return sk->sk_protocol == ZCB_IPPROTO_TCP && sk->sk_type == ZCB_SOCK_STREAM;
+}
+
+static __always_inline int route_sg(const struct sock *sk)
+{
+	return (sk->sk_route_caps & ZCB_NETIF_F_SG) != 0;
+}
+
+static __always_inline int sock_zerocopy(const struct sock *sk)
+{
+	/* sock_flag(sk, SOCK_ZEROCOPY); sk_flags is a macro for this. */
+	return (sk->__sk_common.skc_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1;
+}
+
+/* ---- flows and their owners ---- */
+
+static __always_inline int flow_of_sk(const struct sock *sk, struct zcb_flow *f)
+{
+	__u16 family = sk->__sk_common.skc_family;
+
+	f->sport = sk->__sk_common.skc_num;
+	f->dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (family == ZCB_AF_INET6) {
+		__u32 d0 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[0];
+		__u32 d1 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[1];
+		__u32 d2 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[2];
+
+		/* A v4-mapped peer: the packets are IPv4. */
+		if (!(d0 == 0 && d1 == 0 && d2 == bpf_htonl(0xffff))) {
+			f->family = 6;
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+				f->saddr[i] = sk->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32[i];
+				f->daddr[i] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[i];
+			}
+			return 0;
+		}
+	} else if (family != ZCB_AF_INET) {
+		return -1;
+	}
+	f->family = 4;
+	f->saddr[0] = sk->__sk_common.skc_rcv_saddr;
+	f->daddr[0] = sk->__sk_common.skc_daddr;
+	return 0;
+}
+
+/* The flow of a received packet: skb->data is the network header here
+ * (the driver pulled the link header with eth_type_trans). */
+static __always_inline int flow_of_packet(const struct sk_buff *skb, struct zcb_flow *f)
+{
+	unsigned char *data = skb->data;
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 h[10] = {};
+	__u16 ports[2] = {};
+	__u32 l4;
+
+	if (proto == ZCB_ETH_P_IP) {
+		if (bpf_probe_read_kernel(h, 20, data))
+			return -1;
+		if (((h[2] >> 8) & 0xff) != ZCB_IPPROTO_TCP) /* byte 9: protocol */
+			return -1;
+		l4 = (h[0] & 0xf) * 4; /* byte 0 low nibble: ihl */
+		f->family = 4;
+		f->saddr[0] = h[3];
+		f->daddr[0] = h[4];
+	} else if (proto == ZCB_ETH_P_IPV6) {
+		if (bpf_probe_read_kernel(h, 40, data))
+			return -1;
+		if (((h[1] >> 16) & 0xff) != ZCB_IPPROTO_TCP) /* byte 6: next header */
+			return -1;
+		l4 = 40;
+		f->family = 6;
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			f->saddr[i] = h[2 + i];
+			f->daddr[i] = h[6 + i];
+		}
+	} else {
+		return -1;
+	}
+	if (bpf_probe_read_kernel(ports, sizeof(ports), data + (l4 & 0x3c)))
+		return -1;
+	f->sport = bpf_ntohs(ports[0]);
+	f->dport = bpf_ntohs(ports[1]);
+	return 0;
+}
+
+static __always_inline void remember_owner(const struct sock *sk, __u32 gen, __u8 path)
+{
+	struct zcb_flow f = {};
+	struct zcb_owner *o;
+
+	if (flow_of_sk(sk, &f))
+		return;
+	o = bpf_map_lookup_elem(&zcb_owners, &f);
+	if (o) {
+		if (o->gen != gen || o->path != path) {
+			o->gen = gen;
+			o->path = path;
+		}
+		return;
+	}
+	struct zcb_owner n = { .gen = gen, .path = path };
+	bpf_map_update_elem(&zcb_owners, &f, &n, BPF_NOEXIST);
+
+	struct zcb_pending *p = bpf_map_lookup_elem(&zcb_pending, &f);
+	if (!p)
+		return;
+#pragma unroll
+	for (int i = 0; i < ZCB_NR_DEFERRED; i++)
+		if (p->events[i])
+			add(gen, path, ZCB_DEFERRED_LOOPBACK + i, p->bytes[i], p->events[i]);
+	bpf_map_delete_elem(&zcb_pending, &f);
+}
+
+/* Deferred-copy bytes of a flow, to its owner or kept until it is known. */
+static __always_inline void add_deferred(struct zcb_flow *f, __u8 class, __u64 bytes)
+{
+	struct zcb_owner *o = bpf_map_lookup_elem(&zcb_owners, f);
+	struct zcb_pending *p;
+	__u32 i = masked(class - ZCB_DEFERRED_LOOPBACK, ZCB_NR_DEFERRED - 1);
+
+	if (o) {
+		add(o->gen, o->path, class, bytes, 1);
+		return;
+	}
+	p = bpf_map_lookup_elem(&zcb_pending, f);
+	if (!p) {
+		struct zcb_pending zero = {};
+		bpf_map_update_elem(&zcb_pending, f, &zero, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&zcb_pending, f);
+		if (!p)
+			return;
+	}
+	__sync_fetch_and_add(&p->bytes[i], bytes);
+	__sync_fetch_and_add(&p->events[i], 1);
+}
+
+/* ---- files ---- */
+
+static __always_inline struct file *file_of_fd(long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fds = task->files->fdt->fd;
+	struct file *f = NULL;
+
+	if (fd < 0 || fd > 0xfffff)
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline __u32 file_type(struct file *f)
+{
+	return BPF_CORE_READ(f, f_inode, i_mode) & ZCB_S_IFMT;
+}
+
+/* vfs_splice_read reads O_DIRECT and DAX files, and filesystems without a
+ * page-cache splice_read (procfs, sysfs, cifs, /dev/zero ...), through
+ * copy_splice_read: into freshly allocated pages, which are then spliced.
+ * The send is "spliced" but the data was not shared with the page cache. */
+static __always_inline int source_cannot_splice(struct file *f)
+{
+	if (BPF_CORE_READ(f, f_flags) & ZCB_O_DIRECT)
+		return 1;
+	if (BPF_CORE_READ(f, f_inode, i_flags) & ZCB_S_DAX)
+		return 1;
+	return cfg_copy_splice_read &&
+	       (__u64)BPF_CORE_READ(f, f_op, splice_read) == cfg_copy_splice_read;
+}
+
+static __always_inline struct zcb_sys *sys_state(int create)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct zcb_sys *s = bpf_map_lookup_elem(&zcb_sys, &tid);
+
+	if (s || !create)
+		return s;
+	struct zcb_sys zero = {};
+	bpf_map_update_elem(&zcb_sys, &tid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&zcb_sys, &tid);
+}
+
+static __always_inline void set_source(long fd)
+{
+	struct zcb_sys *s;
+	struct file *f;
+
+	if (!current_target())
+		return;
+	f = file_of_fd(fd);
+	if (!f)
+		return;
+	s = sys_state(1);
+	if (s)
+		s->src_copy = source_cannot_splice(f);
+}
+
+static __always_inline int source_copied(void)
+{
+	struct zcb_sys *s = sys_state(0);
+
+	return s && s->src_copy;
+}
+
+/* ---- send decision ---- */
+
+/* tcp_sendmsg_locked's choice of zc (net/ipv4/tcp.c), before its loop. */
+static __always_inline __u8 decide(const struct sock *sk, const struct msghdr *msg)
+{
+	unsigned int flags = msg->msg_flags;
+	__u64 ubuf = 0;
+
+	if (flags & ZCB_MSG_ZEROCOPY) {
+		/* A plain load of msg_ubuf got fused by clang into a bitwise
+		 * op on the pointer that the verifier rejects. */
+		bpf_probe_read_kernel(&ubuf, sizeof(ubuf), &msg->msg_ubuf);
+		if (!ubuf && !sock_zerocopy(sk))
+			return ZCB_TX_COPY_ZC_IGNORED;
+		return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
+	}
+	if (flags & ZCB_MSG_SPLICE_PAGES)
+		return route_sg(sk) ? ZCB_TX_SPLICE : ZCB_TX_COPY_NO_SG;
+	return ZCB_TX_COPY;
+}
+
+/* Without tcp_sendmsg_locked: the same decision from what the syscall was
+ * (the accounting's path) and the socket's state now. */
+static __always_inline __u8 decide_fallback(__u8 path, const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	__u8 *zc;
+
+	switch (path) {
+	case PATH_TX_WRITE:
+		return ZCB_TX_COPY;
+	case PATH_TX_SENDFILE:
+	case PATH_TX_SPLICE:
+		return route_sg(sk) ? ZCB_TX_SPLICE : ZCB_TX_COPY_NO_SG;
+	case PATH_TX_MSG_ZEROCOPY:
+		if (!sock_zerocopy(sk))
+			return ZCB_TX_COPY_ZC_IGNORED;
+		return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
+	case PATH_TX_IO_URING:
+		zc = bpf_map_lookup_elem(&zcb_uring_sk, &key);
+		if (!zc)
+			return ZCB_TX_UNCLASSIFIED;
+		if (!*zc)
+			return ZCB_TX_COPY;
+		return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
+	}
+	return ZCB_TX_UNCLASSIFIED;
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr *msg,
+	     const struct sk_buff *skb, int size_goal)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct zcb_task *st = bpf_task_storage_get(&zcb_tasks, task, 0, 0);
+
+	if (!st) {
+		if (!current_target())
+			return 0;
+		st = bpf_task_storage_get(&zcb_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st)
+			return 0;
+	}
+	st->class = decide(sk, msg);
+	st->sk = (__u64)sk;
+	st->armed = 1;
+	return 0;
+}
+
+/* The bytes of one sock_sendmsg, after tcp_sendmsg returned. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
+{
+	struct zcb_task *st;
+	struct zc_thread *t;
+	__u8 class = 0xff, path;
+
+	if (!is_tcp(sk))
+		return 0;
+	st = bpf_task_storage_get(&zcb_tasks, bpf_get_current_task_btf(), 0, 0);
+	if (st && st->armed) {
+		/* Consumed here whatever ret is, so that a failed call's
+		 * decision never labels the next one. */
+		if (st->sk == (__u64)sk)
+			class = st->class;
+		st->armed = 0;
+	}
+	if (ret <= 0)
+		return 0;
+	t = current_target();
+	if (!t)
+		return 0;
+	path = t->path;
+	if (class == 0xff)
+		class = decide_fallback(path, sk);
+	if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
+		class = ZCB_TX_SPLICE_SRC_COPY;
+	add(t->gen, path, class, ret, 1);
+	if (class == ZCB_TX_PINNED)
+		remember_owner(sk, t->gen, path);
+	return 0;
+}
+
+/* Fallback only: which kind of send io_uring was asked for, per socket.
+ * req->file is assigned at issue, after this tracepoint: use the fd. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(zcb_uring_submit, struct io_kiocb *req)
+{
+	__u8 op = req->opcode, zc;
+	struct socket *sock;
+	struct file *f;
+	struct sock *sk;
+	__u64 key;
+
+	if (op == ZCB_OP_SEND_ZC || op == ZCB_OP_SENDMSG_ZC)
+		zc = 1;
+	else if (op == ZCB_OP_SEND || op == ZCB_OP_SENDMSG)
+		zc = 0;
+	else
+		return 0;
+	if ((req->flags & ZCB_REQ_F_FIXED_FILE) || !current_target())
+		return 0; /* fixed files: not resolvable here */
+	f = file_of_fd(req->cqe.fd);
+	if (!f || file_type(f) != ZCB_S_IFSOCK)
+		return 0;
+	sock = BPF_CORE_READ(f, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return 0;
+	key = (__u64)sk;
+	bpf_map_update_elem(&zcb_uring_sk, &key, &zc, BPF_ANY);
+	return 0;
+}
+
+/* ---- syscalls (classic tracepoints: they fire only for their syscall) ---- */
+
+struct zcb_sys_enter {
+	__u64 common;
+	__s32 nr;
+	__s32 pad;
+	__u64 args[6];
+};
+
+struct zcb_sys_exit {
+	__u64 common;
+	__s32 nr;
+	__s32 pad;
+	__s64 ret;
+};
+
+SEC("tracepoint/syscalls/sys_enter_sendfile64")
+int zcb_enter_sendfile(struct zcb_sys_enter *ctx)
+{
+	set_source((int)ctx->args[1]);
+	return 0;
+}
+
+/* file -> pipe remembers the source for the pipe -> socket splice that
+ * follows on this thread; pipe -> socket leaves it. */
+SEC("tracepoint/syscalls/sys_enter_splice")
+int zcb_enter_splice(struct zcb_sys_enter *ctx)
+{
+	struct file *in;
+	__u32 type;
+
+	if (!current_target())
+		return 0;
+	in = file_of_fd((int)ctx->args[0]);
+	if (!in)
+		return 0;
+	type = file_type(in);
+	if (type == ZCB_S_IFIFO || type == ZCB_S_IFSOCK)
+		return 0;
+	set_source((int)ctx->args[0]);
+	return 0;
+}
+
+/* User pages into a pipe: spliced as they are, no source copy. */
+SEC("tracepoint/syscalls/sys_enter_vmsplice")
+int zcb_enter_vmsplice(struct zcb_sys_enter *ctx)
+{
+	struct zcb_sys *s = sys_state(0);
+
+	if (s)
+		s->src_copy = 0;
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_getsockopt")
+int zcb_enter_getsockopt(struct zcb_sys_enter *ctx)
+{
+	struct zcb_sys *s;
+
+	if ((int)ctx->args[1] != ZCB_SOL_TCP || (int)ctx->args[2] != ZCB_TCP_ZEROCOPY_RECEIVE)
+		return 0;
+	if (!current_target())
+		return 0;
+	s = sys_state(1);
+	if (s)
+		s->optval = ctx->args[3];
+	return 0;
+}
+
+/* struct tcp_zerocopy_receive's length is, on return, the bytes mapped. The
+ * path is named here: the accounting may already have ended the syscall. */
+SEC("tracepoint/syscalls/sys_exit_getsockopt")
+int zcb_exit_getsockopt(struct zcb_sys_exit *ctx)
+{
+	struct zcb_sys *s = sys_state(0);
+	struct zc_thread *t;
+	__u64 optval;
+	__u32 len = 0;
+
+	if (!s || !s->optval)
+		return 0;
+	optval = s->optval;
+	s->optval = 0;
+	if (ctx->ret != 0)
+		return 0;
+	t = current_target();
+	if (!t)
+		return 0;
+	if (bpf_probe_read_user(&len, sizeof(len),
+				(void *)(optval + bpf_core_field_offset(struct tcp_zerocopy_receive, length))))
+		return 0;
+	if (len)
+		add(t->gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, len, 1);
+	return 0;
+}
+
+/* ---- receive copies ---- */
+
+SEC("tp_btf/skb_copy_datagram_iovec")
+int BPF_PROG(zcb_rx_copy, const struct sk_buff *skb, int len)
+{
+	struct sock *sk = skb->sk;
+	struct zc_thread *t;
+
+	if (len <= 0 || !sk || !is_tcp(sk))
+		return 0;
+	t = current_target();
+	if (t)
+		add(t->gen, t->path, ZCB_RX_COPY, len, 1);
+	return 0;
+}
+
+/* ---- deferred copies ---- */
+
+static __always_inline __u8 shinfo_flags(const struct sk_buff *skb)
+{
+	unsigned char *head = skb->head;
+	__u32 end = skb->end; /* an offset on 64-bit */
+	__u8 flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags),
+			      head + end + bpf_core_field_offset(struct skb_shared_info, flags));
+	return flags;
+}
+
+static __always_inline __u8 deferred_class(const struct net_device *dev)
+{
+	const struct rtnl_link_ops *ops;
+	char kind[5] = {};
+
+	if (!dev)
+		return ZCB_DEFERRED_OTHER;
+	if (dev->flags & ZCB_IFF_LOOPBACK)
+		return ZCB_DEFERRED_LOOPBACK;
+	ops = dev->rtnl_link_ops;
+	if (ops && !bpf_probe_read_kernel(kind, sizeof(kind), ops->kind) &&
+	    kind[0] == 'v' && kind[1] == 'e' && kind[2] == 't' && kind[3] == 'h' && kind[4] == 0)
+		return ZCB_DEFERRED_VETH;
+	return ZCB_DEFERRED_OTHER;
+}
+
+/* A zero-copy skb on the receive path will be copied by skb_copy_ubufs in
+ * ip_local_deliver_finish (skb_orphan_frags_rx): all of its paged bytes. */
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(zcb_netif_receive_skb, struct sk_buff *skb)
+{
+	struct zcb_flow f = {};
+	__u32 bytes;
+
+	if (!(shinfo_flags(skb) & ZCB_SKBFL_ZEROCOPY_ENABLE))
+		return 0;
+	bytes = skb->data_len;
+	if (!bytes || flow_of_packet(skb, &f))
+		return 0;
+	add_deferred(&f, deferred_class(skb->dev), bytes);
+	return 0;
+}
+
+/* dev_nit_active: a packet socket listens on this device or namespace. */
+static __always_inline int tap_active(const struct net_device *dev)
+{
+	__u64 head, next;
+
+	head = (__u64)dev + bpf_core_field_offset(struct net_device, ptype_all);
+	next = (__u64)BPF_CORE_READ(dev, ptype_all.next);
+	if (next != head)
+		return 1;
+	if (bpf_core_field_exists(struct net, ptype_all)) {
+		/* 6.15+: per-namespace list (was global before). */
+		struct net *net = BPF_CORE_READ(dev, nd_net.net);
+
+		head = (__u64)net + bpf_core_field_offset(struct net, ptype_all);
+		next = (__u64)BPF_CORE_READ(net, ptype_all.next);
+		if (net && next != head)
+			return 1;
+	}
+	return 0;
+}
+
+/* A tap (tcpdump, AF_PACKET) gets a clone whose zero-copy frags
+ * skb_orphan_frags_rx copies in dev_queue_xmit_nit. */
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(zcb_net_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
+{
+	struct zcb_flow f = {};
+	struct sock *sk;
+
+	if (!tap_active(dev))
+		return 0;
+	if (!(shinfo_flags(skb) & ZCB_SKBFL_ZEROCOPY_ENABLE) || !skb->data_len)
+		return 0;
+	sk = skb->sk;
+	if (!sk || flow_of_sk(sk, &f))
+		return 0;
+	add_deferred(&f, ZCB_DEFERRED_TAP, skb->data_len);
+	return 0;
+}
+
+/* A retransmitted zero-copy skb is copied again wherever its first
+ * transmission was (a fresh clone reaches the same local socket or tap).
+ * On loopback spurious retransmits are common: segments queued to two
+ * CPUs' backlogs arrive reordered. 6.13+ passes err (the tracepoint also
+ * fires for a retransmit that was refused, e.g. while the previous clone
+ * is still in a host queue); older kernels have (sk, skb) only. */
+static __always_inline int on_retransmit(const struct sock *sk, const struct sk_buff *skb)
+{
+	struct zcb_flow f = {};
+	struct zcb_owner *o;
+
+	if (!(shinfo_flags(skb) & ZCB_SKBFL_ZEROCOPY_ENABLE) || !skb->data_len || flow_of_sk(sk, &f))
+		return 0;
+	o = bpf_map_lookup_elem(&zcb_owners, &f);
+	if (o)
+		add(o->gen, o->path, ZCB_RETRANS_ZC, skb->data_len, 1);
+	return 0;
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(zcb_retransmit_err, const struct sock *sk, const struct sk_buff *skb, int err)
+{
+	return err ? 0 : on_retransmit(sk, skb);
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(zcb_retransmit, const struct sock *sk, const struct sk_buff *skb)
+{
+	return on_retransmit(sk, skb);
+}
+
+/* ---- completions ---- */
+
+/* Fires on every MSG_ZEROCOPY completion, after the notification was queued
+ * or merged into the queue's tail (whose range then grew, and which keeps
+ * the first notification's ee_code). Count sends past the highest id seen. */
+SEC("tp_btf/inet_sk_error_report")
+int BPF_PROG(zcb_error_report, const struct sock *sk)
+{
+	struct sock_extended_err ee = {};
+	struct zcb_flow f = {};
+	struct zcb_owner *o;
+	struct sk_buff *tail;
+	__u32 n;
+
+	if (!sk->sk_error_queue.qlen || flow_of_sk(sk, &f))
+		return 0;
+	o = bpf_map_lookup_elem(&zcb_owners, &f);
+	if (!o)
+		return 0;
+	tail = sk->sk_error_queue.prev;
+	if (bpf_probe_read_kernel(&ee, sizeof(ee), &((struct sock_exterr_skb *)tail->cb)->ee))
+		return 0;
+	if (ee.ee_origin != ZCB_SO_EE_ORIGIN_ZEROCOPY)
+		return 0;
+	if (o->has_hi) {
+		n = ee.ee_data - o->last_hi;
+		if ((__s32)n <= 0)
+			return 0;
+	} else {
+		n = ee.ee_data - ee.ee_info + 1;
+	}
+	o->last_hi = ee.ee_data;
+	o->has_hi = 1;
+	add(o->gen, o->path, ZCB_ERRQ_DONE, 0, n);
+	if (ee.ee_code & ZCB_SO_EE_CODE_ZEROCOPY_COPIED)
+		add(o->gen, o->path, ZCB_ERRQ_COPIED, 0, n);
+	return 0;
+}
+
+/* The classic format (same fields on 6.1-6.18): the tp_btf prototype
+ * changed in 6.18 (ctx, req, cqe). */
+struct zcb_uring_complete_args {
+	__u64 common;
+	__u64 ctx;
+	__u64 req;
+	__u64 user_data;
+	__s32 res;
+	__u32 cflags;
+	__u64 extra1;
+	__u64 extra2;
+};
+
+/* Notification CQEs are posted from task_work in the submitting task. */
+SEC("tracepoint/io_uring/io_uring_complete")
+int zcb_uring_complete(struct zcb_uring_complete_args *ctx)
+{
+	struct zc_thread *t;
+
+	if (!(ctx->cflags & ZCB_IORING_CQE_F_NOTIF))
+		return 0;
+	t = current_target();
+	if (!t)
+		return 0;
+	add(t->gen, PATH_TX_IO_URING, ZCB_URING_NOTIF, 0, 1);
+	if ((__u32)ctx->res & ZCB_IORING_NOTIF_USAGE_ZC_COPIED)
+		add(t->gen, PATH_TX_IO_URING, ZCB_URING_COPIED, 0, 1);
+	return 0;
+}

@@ -1,0 +1,138 @@
+package attrib
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// Options choose and tune the attribution backend (--backend, --sample-hz).
+type Options struct {
+	Backend  string // "auto" (default), "sampling", "fentry", "kprobe" or "none"
+	SampleHz int    // 0: DefaultHz
+}
+
+// BackendNone turns attribution off.
+const BackendNone = "none"
+
+// Starter attaches one backend to a session.
+type Starter func(sess *profiler.Session, o Options) (Backend, error)
+
+// starters are the backends built in; the function-exact backend registers
+// itself (Register) so that this package does not depend on it.
+var starters = map[string]Starter{
+	NameSampling: func(sess *profiler.Session, o Options) (Backend, error) {
+		hz := o.SampleHz
+		if hz == 0 {
+			hz = DefaultHz
+		}
+		return Start(sess, hz)
+	},
+}
+
+// Register adds a backend that Open can start (fentry, kprobe).
+func Register(name string, s Starter) { starters[name] = s }
+
+// ladder is auto's order of preference (DESIGN.md, capability ladder).
+var ladder = []string{NameFentry, NameKprobe, NameSampling}
+
+// Open starts the requested backend. auto walks the ladder and records why
+// each registered rung above the one it took failed; a backend that was
+// asked for by name fails with a one-line error. "none" returns nil.
+func Open(sess *profiler.Session, o Options) (Backend, map[string]string, error) {
+	skipped := map[string]string{}
+	name := o.Backend
+	switch name {
+	case "", "auto":
+	case BackendNone:
+		return nil, skipped, nil
+	case NameSampling, NameFentry, NameKprobe:
+		start, ok := starters[name]
+		if !ok {
+			return nil, skipped, fmt.Errorf("--backend %s: not available in this build", name)
+		}
+		b, err := start(sess, o)
+		if err != nil {
+			return nil, skipped, fmt.Errorf("--backend %s: %v", name, err)
+		}
+		return b, skipped, nil
+	default:
+		return nil, skipped, fmt.Errorf("--backend %q: unknown (use auto, sampling, fentry, kprobe or none)", name)
+	}
+	for _, rung := range ladder {
+		start, ok := starters[rung]
+		if !ok {
+			continue
+		}
+		b, err := start(sess, o)
+		if err == nil {
+			return b, skipped, nil
+		}
+		skipped[rung] = oneLine(err)
+	}
+	var why []string
+	for _, rung := range ladder {
+		if r, ok := skipped[rung]; ok {
+			why = append(why, rung+": "+r)
+		}
+	}
+	return nil, skipped, fmt.Errorf("no attribution backend could attach (%s)", strings.Join(why, "; "))
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// Extension returns a profiler.ExtensionFunc that opens the backend o asks
+// for and fills each document's categories, backends.attribution and
+// backends.unavailable. With "none" it only says that attribution is off.
+func Extension(o Options) profiler.ExtensionFunc {
+	return func(sess *profiler.Session) (profiler.Extension, error) {
+		b, skipped, err := Open(sess, o)
+		if err != nil {
+			return nil, err
+		}
+		return &extension{b: b, skipped: skipped}, nil
+	}
+}
+
+type extension struct {
+	b       Backend
+	skipped map[string]string
+}
+
+func (e *extension) Read() (any, error) {
+	if e.b == nil {
+		return nil, nil
+	}
+	return e.b.Read()
+}
+
+func (e *extension) Annotate(d *report.Document, iv profiler.Interval, prev, cur any) {
+	if e.b == nil {
+		d.Backends.Unavailable["attribution"] = "turned off (--backend none)"
+		return
+	}
+	p, _ := prev.(Reading)
+	c, _ := cur.(Reading)
+	cats := e.b.Categories(iv, p, c)
+	FillProcesses(d.Processes, iv, cats)
+	FillSystem(d.System, cats)
+	Annotate(d, e.b)
+	for k, v := range e.skipped {
+		d.Backends.Unavailable[k] = v
+	}
+}
+
+func (e *extension) Close() error {
+	if e.b == nil {
+		return nil
+	}
+	return e.b.Close()
+}

@@ -1,0 +1,181 @@
+package profiler
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/workload"
+)
+
+// transferEntries runs one workload transfer under a session on exactly
+// its threads and returns each side's report entry.
+func transferEntries(t *testing.T, cfg workload.Config, mode string) (snd, rcv report.Process, res workload.Result, d *report.Document) {
+	t.Helper()
+	tr, err := workload.Prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	role := map[int]workload.Role{}
+	var tids []int
+	for _, th := range tr.Threads() {
+		role[th.TID] = th.Role
+		tids = append(tids, th.TID)
+	}
+	sess, err := Open(Options{Target: Target{TIDs: tids}, ByteClasses: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if got := sess.ByteClasses(); got != mode {
+		t.Fatalf("byte classes backend %q, want %q (unavailable: %v)", got, mode, sess.Unavailable())
+	}
+	start, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv := Delta(start, end)
+	sides := map[workload.Role][]ThreadDelta{}
+	for _, td := range iv.Threads {
+		if r, ok := role[td.Info.TID]; ok {
+			sides[r] = append(sides[r], td)
+		}
+	}
+	snd = ProcessEntry(os.Getpid(), sides[workload.RoleSender], false)
+	rcv = ProcessEntry(os.Getpid(), sides[workload.RoleReceiver], false)
+	d = sess.NewDocument("run", iv, snd.CPU.OnCPUNS+rcv.CPU.OnCPUNS)
+	if iv.ByteClassDrops != 0 {
+		t.Errorf("%d byte-class updates dropped", iv.ByteClassDrops)
+	}
+	for k, v := range d.Backends.Unavailable {
+		if strings.HasPrefix(k, "byte classes") && k != "byte classes: "+ByteClassesDecision {
+			t.Errorf("unavailable %s: %s", k, v)
+		}
+	}
+	return snd, rcv, res, d
+}
+
+func byteClassModes() []string { return []string{ByteClassesDecision, ByteClassesSyscall} }
+
+// The acceptance matrix of issue 4 (byte classes and verdicts), with each
+// send-decision backend: exact byte classes against what the generator
+// itself counted.
+func TestByteClassesVerdicts(t *testing.T) {
+	requireBPF(t)
+	const total = 32 << 20
+	for _, mode := range byteClassModes() {
+		t.Run(mode, func(t *testing.T) {
+			t.Run("write", func(t *testing.T) {
+				snd, rcv, res, _ := transferEntries(t, workload.Config{Method: workload.MethodWrite, Size: 64 << 10, Bytes: total}, mode)
+				sent := uint64(res.SentBytes())
+				zc := snd.Zerocopy
+				if zc.Source != report.ZerocopySourceKernel || zc.TxBytes != sent || zc.TxCopiedBytes != sent {
+					t.Errorf("write: %+v, sent %d", zc, sent)
+				}
+				if !strings.HasPrefix(zc.Verdict, "copy") {
+					t.Errorf("write verdict %q", zc.Verdict)
+				}
+				// Every received byte was copied to user memory.
+				if r := rcv.Zerocopy; r.RxCopiedBytes != uint64(res.ReceivedBytes()) || r.RxMappedBytes != 0 || r.TxBytes != 0 {
+					t.Errorf("read receiver: %+v, received %d", r, res.ReceivedBytes())
+				}
+				assertTxMatchesPaths(t, snd)
+			})
+			for _, m := range []string{workload.MethodSendfile, workload.MethodSplice, workload.MethodVmsplice} {
+				t.Run(m, func(t *testing.T) {
+					snd, _, res, _ := transferEntries(t, workload.Config{Method: m, Size: 64 << 10, Bytes: total}, mode)
+					sent := uint64(res.SentBytes())
+					zc := snd.Zerocopy
+					if zc.TxBytes != sent || zc.TxCopiedBytes != 0 || zc.TxSplicedBytes != sent || zc.TxDeferredCopyBytes != 0 {
+						t.Errorf("%s: %+v, sent %d", m, zc, sent)
+					}
+					if zc.Verdict != "zero-copy taken" {
+						t.Errorf("%s verdict %q", m, zc.Verdict)
+					}
+				})
+			}
+			for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
+				t.Run(m, func(t *testing.T) {
+					snd, _, res, _ := transferEntries(t, workload.Config{Method: m, Size: 64 << 10, Bytes: total}, mode)
+					sent := uint64(res.SentBytes())
+					zc := snd.Zerocopy
+					if zc.TxBytes != sent || zc.TxPinnedBytes != sent || zc.TxCopiedBytes != 0 {
+						t.Errorf("%s: %+v, sent %d", m, zc, sent)
+					}
+					// Every pinned byte reached a local socket and was
+					// copied there; retransmitted skbs were copied again.
+					if zc.TxDeferredCopyBytes != sent || zc.TxDeferredVia["loopback"] != sent+zc.TxDeferredRecopyBytes {
+						t.Errorf("%s: deferred %d (%v, recopy %d), sent %d", m, zc.TxDeferredCopyBytes, zc.TxDeferredVia, zc.TxDeferredRecopyBytes, sent)
+					}
+					if !strings.Contains(zc.Verdict, "local delivery (loopback)") {
+						t.Errorf("%s verdict %q", m, zc.Verdict)
+					}
+					// The kernel's own completions say COPIED too.
+					w := res.Total()
+					if zc.ZCCompletions == 0 || zc.ZCCompletionsCopied != zc.ZCCompletions || zc.ZCCompletions != uint64(w.ZCCompletions) {
+						t.Errorf("%s: completions %d copied %d, workload saw %d copied %d", m, zc.ZCCompletions, zc.ZCCompletionsCopied, w.ZCCompletions, w.ZCCopied)
+					}
+				})
+			}
+			t.Run("msg_zerocopy without SO_ZEROCOPY", func(t *testing.T) {
+				snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, NoSockZerocopy: true, Size: 64 << 10, Bytes: total}, mode)
+				sent := uint64(res.SentBytes())
+				zc := snd.Zerocopy
+				if zc.TxCopiedBytes != sent || zc.TxCopiedZCIgnoredBytes != sent || zc.TxPinnedBytes != 0 || zc.TxDeferredCopyBytes != 0 || zc.ZCCompletions != 0 {
+					t.Errorf("no SO_ZEROCOPY: %+v, sent %d", zc, sent)
+				}
+				if !strings.Contains(zc.Verdict, "ignored") {
+					t.Errorf("verdict %q", zc.Verdict)
+				}
+			})
+			t.Run("zerocopy receive", func(t *testing.T) {
+				_, rcv, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, RxMethod: workload.RxZerocopy, Size: 256 << 10, Bytes: total}, mode)
+				got := uint64(res.ReceivedBytes())
+				zc := rcv.Zerocopy
+				w := res.Total()
+				// Exact against the receiver's own counts, and mostly mapped.
+				if zc.RxMappedBytes != uint64(w.RxMappedBytes) || zc.RxCopiedBytes+zc.RxMappedBytes != got {
+					t.Errorf("rx: %+v; workload mapped %d copied %d of %d", zc, w.RxMappedBytes, w.RxCopiedBytes, got)
+				}
+				if zc.RxMappedBytes*10 < got*9 {
+					t.Errorf("rx mapped %d of %d bytes, want at least 90%%", zc.RxMappedBytes, got)
+				}
+				if !strings.Contains(zc.Verdict, "mapped") {
+					t.Errorf("verdict %q", zc.Verdict)
+				}
+			})
+		})
+	}
+}
+
+// assertTxMatchesPaths: the classified send bytes equal the bytes the
+// sending syscalls returned (write path: one socket per call).
+func assertTxMatchesPaths(t *testing.T, p report.Process) {
+	t.Helper()
+	var sum uint64
+	for _, path := range p.Paths {
+		if path.Path == "tx.write" {
+			sum += path.Bytes
+			if path.Zerocopy == nil || path.Zerocopy.TxBytes != path.Bytes {
+				t.Errorf("path %s: %d bytes, zerocopy %+v", path.Path, path.Bytes, path.Zerocopy)
+			}
+		}
+	}
+	if sum != p.Zerocopy.TxBytes {
+		t.Errorf("classified %d bytes, syscalls returned %d", p.Zerocopy.TxBytes, sum)
+	}
+}
+
+var _ = time.Second

@@ -1,0 +1,240 @@
+package profiler
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/zcprof/zcprof/bpf"
+)
+
+// byteClasses is the loaded zcbytes object: programs attached one by one
+// (a kernel that lacks one tracepoint loses only what it provides).
+type byteClasses struct {
+	mode    string // ByteClassesDecision or ByteClassesSyscall; "" = no send classes
+	maps    *ebpf.Collection
+	colls   []*ebpf.Collection
+	links   []link.Link
+	progs   []*ebpf.Program
+	stats   *ebpf.Map
+	dropped *ebpf.Variable
+}
+
+// zcbPoint is one program and where it attaches: a tp_btf tracepoint, or a
+// classic tracepoint (group/name) where the BTF prototype is not stable or
+// a per-syscall event is far cheaper than sys_enter.
+type zcbPoint struct {
+	prog, group, name string
+	lost              string // unavailable key when it fails
+}
+
+var (
+	zcbDecision = zcbPoint{prog: "zcb_tcp_sendmsg_locked", name: "tcp_sendmsg_locked"}
+	zcbSend     = zcbPoint{prog: "zcb_sock_send_length", name: "sock_send_length",
+		lost: "byte classes: sends"}
+	zcbUring = zcbPoint{prog: "zcb_uring_submit", name: "io_uring_submit_req",
+		lost: "byte classes: io_uring send kind"}
+	zcbRetransmitErr = zcbPoint{prog: "zcb_retransmit_err", name: "tcp_retransmit_skb"}
+	zcbRetransmit    = zcbPoint{prog: "zcb_retransmit", name: "tcp_retransmit_skb",
+		lost: "byte classes: retransmitted zero-copy bytes"}
+	zcbOthers = []zcbPoint{
+		{prog: "zcb_netif_receive_skb", name: "netif_receive_skb", lost: "byte classes: deferred copies on local delivery"},
+		{prog: "zcb_net_dev_start_xmit", name: "net_dev_start_xmit", lost: "byte classes: deferred copies for packet taps"},
+		{prog: "zcb_error_report", name: "inet_sk_error_report", lost: "byte classes: MSG_ZEROCOPY completions"},
+		{prog: "zcb_uring_complete", group: "io_uring", name: "io_uring_complete", lost: "byte classes: io_uring notifications"},
+		{prog: "zcb_rx_copy", name: "skb_copy_datagram_iovec", lost: "byte classes: receive copies"},
+		{prog: "zcb_enter_getsockopt", group: "syscalls", name: "sys_enter_getsockopt", lost: "byte classes: TCP_ZEROCOPY_RECEIVE mapped bytes"},
+		{prog: "zcb_exit_getsockopt", group: "syscalls", name: "sys_exit_getsockopt", lost: "byte classes: TCP_ZEROCOPY_RECEIVE mapped bytes"},
+		{prog: "zcb_enter_sendfile", group: "syscalls", name: "sys_enter_sendfile64", lost: "byte classes: sendfile sources that cannot splice"},
+		{prog: "zcb_enter_splice", group: "syscalls", name: "sys_enter_splice", lost: "byte classes: splice sources that cannot splice"},
+		{prog: "zcb_enter_vmsplice", group: "syscalls", name: "sys_enter_vmsplice", lost: "byte classes: splice sources that cannot splice"},
+	}
+)
+
+// openByteClasses loads the byte-class programs on top of the session's
+// maps. want is "", "auto", ByteClassesDecision, ByteClassesSyscall or
+// ByteClassesOff. Failures are recorded in unavailable, never fatal.
+func openByteClasses(shared map[string]*ebpf.Map, want string, unavailable map[string]string) (*byteClasses, error) {
+	switch want {
+	case "", "auto", ByteClassesDecision, ByteClassesSyscall:
+	case ByteClassesOff:
+		unavailable["byte classes"] = "turned off: zero-copy verdicts show the syscall request only"
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("byte classes %q: unknown backend (use auto, %s, %s or %s)", want, ByteClassesDecision, ByteClassesSyscall, ByteClassesOff)
+	}
+	spec, err := byteClassSpec()
+	if err == nil {
+		var b *byteClasses
+		if b, err = loadByteClassMaps(spec, shared); err == nil {
+			return b.attachAll(spec, want, unavailable), nil
+		}
+	}
+	unavailable["byte classes"] = err.Error()
+	return nil, nil
+}
+
+// attachAll attaches what this kernel has; the send decision's source is
+// the first that works of tcp_sendmsg_locked and the syscall inference.
+func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavailable map[string]string) *byteClasses {
+	try := func(p zcbPoint) error {
+		err := b.attach(spec, p)
+		if err != nil && p.lost != "" {
+			unavailable[p.lost] = err.Error()
+		}
+		return err
+	}
+	if want != ByteClassesSyscall {
+		if err := try(zcbDecision); err == nil {
+			b.mode = ByteClassesDecision
+		} else {
+			unavailable["byte classes: "+ByteClassesDecision] = err.Error() + "; send classes inferred from the syscall and socket state"
+		}
+	}
+	if b.mode == "" {
+		b.mode = ByteClassesSyscall
+		try(zcbUring)
+	}
+	if try(zcbSend) != nil {
+		b.mode = ""
+	}
+	for _, p := range zcbOthers {
+		try(p)
+	}
+	// tcp_retransmit_skb gained an err argument in 6.13: try that first.
+	if b.attach(spec, zcbRetransmitErr) != nil {
+		try(zcbRetransmit)
+	}
+	return b
+}
+
+// byteClassSpec is the compiled object with its constants set.
+func byteClassSpec() (*ebpf.CollectionSpec, error) {
+	spec, err := bpf.LoadZcbytes()
+	if err != nil {
+		return nil, fmt.Errorf("parse zcbytes object: %w", err)
+	}
+	if addr := kallsymsAddr("copy_splice_read"); addr != 0 {
+		if err := spec.Variables["cfg_copy_splice_read"].Set(addr); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+// loadByteClassMaps creates the object's own maps and takes the shared
+// ones (threads) from the accounting.
+func loadByteClassMaps(spec *ebpf.CollectionSpec, shared map[string]*ebpf.Map) (*byteClasses, error) {
+	s := spec.Copy()
+	s.Programs = map[string]*ebpf.ProgramSpec{}
+	repl := map[string]*ebpf.Map{}
+	for name := range s.Maps {
+		if m, ok := shared[name]; ok && !strings.HasPrefix(name, ".") {
+			repl[name] = m
+		}
+	}
+	if repl["threads"] == nil {
+		return nil, errors.New("the accounting has no threads map")
+	}
+	coll, err := ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		return nil, fmt.Errorf("zcbytes maps: %w", err)
+	}
+	b := &byteClasses{maps: coll, stats: coll.Maps["zcb_stats"], dropped: coll.Variables["zcb_dropped"]}
+	return b, nil
+}
+
+func (b *byteClasses) attach(spec *ebpf.CollectionSpec, p zcbPoint) error {
+	coll, err := loadGroup(spec, []string{p.prog}, b.maps.Maps)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", p.name, shortVerifierError(err))
+	}
+	prog := coll.Programs[p.prog]
+	var lk link.Link
+	if p.group != "" {
+		lk, err = link.Tracepoint(p.group, p.name, prog, nil)
+	} else {
+		lk, err = link.AttachTracing(link.TracingOptions{Program: prog})
+	}
+	if err != nil {
+		coll.Close()
+		return fmt.Errorf("attach %s: %w", p.name, err)
+	}
+	b.colls = append(b.colls, coll)
+	b.links = append(b.links, lk)
+	b.progs = append(b.progs, prog)
+	return nil
+}
+
+// read adds the current counters to snap.
+func (b *byteClasses) read(snap *Snapshot) error {
+	var (
+		k      bpf.ZcbytesZcbKey
+		perCPU []bpf.ZcbytesZcbVal
+	)
+	snap.ByteClasses = map[ByteKey]ByteCount{}
+	it := b.stats.Iterate()
+	for it.Next(&k, &perCPU) {
+		var c ByteCount
+		for _, v := range perCPU {
+			c = c.add(ByteCount{v.Bytes, v.Events})
+		}
+		snap.ByteClasses[ByteKey{k.Gen, Path(k.Path), ByteClass(k.Class)}] = c
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("read byte classes: %w", err)
+	}
+	var dropped uint64
+	if err := b.dropped.Get(&dropped); err == nil {
+		snap.ByteClassDrops = dropped
+	}
+	return nil
+}
+
+func (b *byteClasses) Close() error {
+	var errs []error
+	for _, lk := range b.links {
+		errs = append(errs, lk.Close())
+	}
+	for _, c := range b.colls {
+		c.Close()
+	}
+	if b.maps != nil {
+		b.maps.Close()
+	}
+	b.links, b.colls, b.progs, b.maps = nil, nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// kallsymsAddr is the address of one text symbol, 0 if it is absent or
+// kptr_restrict hides it.
+func kallsymsAddr(name string) uint64 {
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	suffix := " " + name
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasSuffix(line, suffix) {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 3 || (fields[1] != "T" && fields[1] != "t") {
+			continue
+		}
+		addr, err := strconv.ParseUint(fields[0], 16, 64)
+		if err == nil {
+			return addr
+		}
+	}
+	return 0
+}
