@@ -1,0 +1,191 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/workload"
+)
+
+// benchPairs is how many interleaved generator/iperf3 pairs are run; the
+// ratio reported is the median of the pairs' ratios.
+const (
+	benchPairs    = 5
+	benchDuration = 2 * time.Second
+	benchSize     = 64 << 10
+)
+
+// BenchmarkGeneratorVsIperf3 measures the generator's own throughput (no
+// profiler attached) against iperf3 on the same machine, side by side:
+// write against `iperf3 -c`, sendfile against `iperf3 -Z`, both 64 KiB
+// buffers, one stream on loopback. Pairs alternate which goes first, so
+// a drift of the machine hits both equally. Target: ratio >= 1.
+func BenchmarkGeneratorVsIperf3(b *testing.B) {
+	bin, err := exec.LookPath("iperf3")
+	if err != nil {
+		if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" || os.Getenv("CI") != "" {
+			b.Fatal("iperf3 is not installed (CI installs it: apt-get install iperf3)")
+		}
+		b.Skip("iperf3 is not installed: apt-get install iperf3 to compare the generator with it")
+	}
+	for _, c := range []struct {
+		method string
+		flags  []string
+		name   string
+	}{
+		{workload.MethodWrite, nil, "write/iperf3"},
+		{workload.MethodSendfile, []string{"-Z"}, "sendfile/iperf3-Z"},
+	} {
+		b.Run(c.method, func(b *testing.B) {
+			for range b.N {
+				var ratios, gens, refs []float64
+				for i := range benchPairs {
+					var g, r float64
+					gen := func() { g = generatorBps(b, c.method) }
+					ref := func() { r = iperf3Bps(b, bin, c.flags) }
+					if i%2 == 0 {
+						gen()
+						ref()
+					} else {
+						ref()
+						gen()
+					}
+					gens, refs, ratios = append(gens, g), append(refs, r), append(ratios, g/r)
+					b.Logf("pair %d: %s %s, iperf3%v %s, ratio %.3f", i+1, c.method, report.Throughput(g), c.flags, report.Throughput(r), g/r)
+				}
+				b.ReportMetric(median(ratios), c.name)
+				b.ReportMetric(median(gens)/1e9, "zcprof-Gbit/s")
+				b.ReportMetric(median(refs)/1e9, "iperf3-Gbit/s")
+			}
+		})
+	}
+}
+
+func generatorBps(b *testing.B, method string) float64 {
+	b.Helper()
+	tr, err := workload.Prepare(workload.Config{Method: method, Size: benchSize, Streams: 1, Duration: benchDuration,
+		SenderCPU: -1, ReceiverCPU: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	res, err := tr.Run(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res.ThroughputBps()
+}
+
+// iperf3Bps runs a one-off iperf3 server and a client against it and
+// returns the receiver's throughput.
+func iperf3Bps(b *testing.B, bin string, flags []string) float64 {
+	b.Helper()
+	port := freePort(b)
+	srv := exec.Command(bin, "-s", "-1", "-B", "127.0.0.1", "-p", port)
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Kill()
+		srv.Wait()
+	}()
+	args := append([]string{"-c", "127.0.0.1", "-p", port, "-J", "-l", strconv.Itoa(benchSize),
+		"-t", fmt.Sprintf("%.0f", benchDuration.Seconds())}, flags...)
+	// The server needs a moment to listen; a refused client exits at once
+	// (with -J, iperf3 3.12 reports the error in the JSON, status 0).
+	var out []byte
+	var err error
+	for try := 0; try < 50; try++ {
+		var res struct {
+			End struct {
+				SumReceived struct {
+					BitsPerSecond float64 `json:"bits_per_second"`
+				} `json:"sum_received"`
+			} `json:"end"`
+			Error string `json:"error"`
+		}
+		out, err = exec.Command(bin, args...).Output()
+		if err == nil {
+			err = json.Unmarshal(out, &res)
+		}
+		if err == nil && res.Error == "" && res.End.SumReceived.BitsPerSecond > 0 {
+			return res.End.SumReceived.BitsPerSecond
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.Fatalf("iperf3 %v: %v\n%s", args, err, out)
+	return 0
+}
+
+func freePort(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// BenchmarkCPUPerMiB runs every send method at 64 KiB under the exact
+// accounting and reports each side's CPU per MiB (service demand), and
+// each method's sender and total figure relative to write(), so that the
+// copy versus zero-copy saving is one number (below 1: cheaper than
+// write).
+func BenchmarkCPUPerMiB(b *testing.B) {
+	requireBench(b)
+	for range b.N {
+		o := Defaults()
+		o.Methods = workload.Methods
+		o.Duration = benchDuration
+		d, err := Run(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var base report.Cell
+		for _, c := range d.Cells {
+			if c.Method == workload.MethodWrite {
+				base = c
+			}
+		}
+		for _, c := range d.Cells {
+			b.ReportMetric(c.SenderNSPerMiB/1e3, c.Method+"-tx-us/MiB")
+			b.ReportMetric(c.ReceiverNSPerMiB/1e3, c.Method+"-rx-us/MiB")
+			if c.Method != workload.MethodWrite && base.SenderNSPerMiB > 0 {
+				b.ReportMetric(c.SenderNSPerMiB/base.SenderNSPerMiB, c.Method+"-tx/write")
+				b.ReportMetric((c.SenderNSPerMiB+c.ReceiverNSPerMiB)/(base.SenderNSPerMiB+base.ReceiverNSPerMiB), c.Method+"-total/write")
+			}
+			b.Logf("%-13s %s  tx %7.1f µs/MiB (NET_RX %s, %s for the receiver)  rx %7.1f µs/MiB", c.Method, report.Throughput(c.ThroughputBps),
+				c.SenderNSPerMiB/1e3, report.Seconds(c.Sender.CPU.SoftirqNetRxNS), report.Seconds(c.Sender.SoftirqOwner.ForPeerNS), c.ReceiverNSPerMiB/1e3)
+		}
+		b.ReportMetric(100*d.Overhead.Share, "bpf-overhead-%")
+	}
+}
+
+func requireBench(b *testing.B) {
+	b.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+		b.Fatal("BPF benchmarks need root (ZCPROF_REQUIRE_BPF=1 is set)")
+	}
+	b.Skip("BPF benchmarks need root")
+}
