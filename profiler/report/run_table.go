@@ -42,13 +42,19 @@ func WriteRunTable(w io.Writer, d *Document) error {
 				Percent(cpu.OnCPUNS, elapsed), side.sd/1e3, secs(cpu.KernelNS), softirqSplit(side.p),
 				secs(cpu.UserNS), secs(cpu.HardirqNS), secs(cpu.TimesUserNS), secs(cpu.TimesSystemNS),
 				zerocopyFact(c, i == 0))
+			for _, th := range side.p.Threads {
+				tc := th.CPU
+				fmt.Fprintf(tw, "\t\t  %s (%d)\t%s\t%s\t\t%s\t%s\t%s\t%s\t%s/%s\t\n",
+					th.Comm, th.TID, secs(tc.OnCPUNS), Percent(tc.OnCPUNS, elapsed), secs(tc.KernelNS), secs(tc.SoftirqNS),
+					secs(tc.UserNS), secs(tc.HardirqNS), secs(tc.TimesUserNS), secs(tc.TimesSystemNS))
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	bw.printf("\nCPU: exact on-CPU seconds of each side's threads (CORE: share of one core over the transfer); µs/MiB: service demand.\n")
-	bw.printf("SOFTIRQ: NET_RX/NET_TX work run inside the side's threads; OWN/PEER: how much of the NET_RX was for its own or the peer's socket (estimate).\n")
+	bw.printf("SOFTIRQ: all softirq work run inside the side's threads; OWN/PEER: the part of its NET_RX work done for its own side's or the peer's sockets (estimate).\n")
 	bw.printf("TIMES(): what times()/getrusage (ttcp, iperf3) report for the same threads: tick-sampled, softirq included as system time.\n")
 	if len(d.Cells) > 0 {
 		bw.printf("\nverdicts:\n")
