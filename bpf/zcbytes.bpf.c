@@ -402,7 +402,10 @@ static __always_inline __u8 decide(const struct sock *sk, const struct msghdr *m
 }
 
 /* Without tcp_sendmsg_locked: the same decision from what the syscall was
- * (the accounting's path) and the socket's state now. */
+ * (the accounting's path) and the socket's state now. io_uring sends run
+ * in io_uring_enter, in io-wq workers, or from task_work on any return to
+ * user space (a retry after EAGAIN): whatever the path, a socket io_uring
+ * was last asked to send on is an io_uring send. */
 static __always_inline __u8 decide_fallback(__u8 path, const struct sock *sk)
 {
 	__u64 key = (__u64)sk;
@@ -418,15 +421,13 @@ static __always_inline __u8 decide_fallback(__u8 path, const struct sock *sk)
 		if (!sock_zerocopy(sk))
 			return ZCB_TX_COPY_ZC_IGNORED;
 		return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
-	case PATH_TX_IO_URING:
-		zc = bpf_map_lookup_elem(&zcb_uring_sk, &key);
-		if (!zc)
-			return ZCB_TX_UNCLASSIFIED;
-		if (!*zc)
-			return ZCB_TX_COPY;
-		return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
 	}
-	return ZCB_TX_UNCLASSIFIED;
+	zc = bpf_map_lookup_elem(&zcb_uring_sk, &key);
+	if (!zc)
+		return ZCB_TX_UNCLASSIFIED;
+	if (!*zc)
+		return ZCB_TX_COPY;
+	return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")

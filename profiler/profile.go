@@ -20,6 +20,8 @@ type ProfileOptions struct {
 	Interval time.Duration // >0: call OnInterval with a document per interval
 	Threads  bool          // per-thread entries
 	Backend  string
+	// ByteClasses selects how send decisions are observed (Options).
+	ByteClasses string
 
 	// Extensions attach after the session opens (attribution backends);
 	// they are closed before the session.
@@ -48,7 +50,7 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 	if len(opts.Command) > 0 {
 		opts.Target.FollowChildren = true
 	}
-	sess, err := Open(Options{Target: opts.Target, Backend: opts.Backend})
+	sess, err := Open(Options{Target: opts.Target, Backend: opts.Backend, ByteClasses: opts.ByteClasses})
 	if err != nil {
 		return nil, err
 	}
