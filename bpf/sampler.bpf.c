@@ -79,40 +79,47 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	struct zc_sample_key *k;
 	struct zc_thread *t;
 	struct zc_cpu *c;
+	__u32 gen;
+	__u8 path, cx = CTX_TASK;
 	long n;
 
 	count(ZC_STAT_SAMPLES);
 	c = bpf_map_lookup_elem(&cpu_states, &zero);
-	k = bpf_map_lookup_elem(&scratch, &zero);
-	if (!c || !k)
+	if (!c)
 		return 0;
-	__builtin_memset(k, 0, sizeof(*k));
 
 	/* Same resolution as the accounting (and as snapshot.go's in-flight
 	 * time): the CPU state is valid for its tid once resolved; a task
 	 * switched in since has no event yet, so look it up by tid. */
 	if (c->resolved && c->tid == tid && c->gen) {
-		k->gen = c->gen;
-		k->path = c->path;
+		gen = c->gen;
+		path = c->path;
 	} else if (tid && (t = bpf_map_lookup_elem(&threads, &tid))) {
-		k->gen = t->gen;
-		k->path = t->path;
+		gen = t->gen;
+		path = t->path;
 	} else {
-		k->gen = 0;
-		k->path = c->resolved && c->tid == tid ? c->sys_path :
-			  (tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE);
+		gen = 0;
+		path = c->resolved && c->tid == tid ? c->sys_path :
+		       (tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE);
 	}
-	k->ctx = CTX_TASK;
 	/* The nesting stack is valid only for the task it was built for. */
 	if (c->depth && (!c->resolved || c->tid == tid))
-		k->ctx = c->stack[masked(c->depth, MAX_DEPTH - 1)];
+		cx = c->stack[masked(c->depth, MAX_DEPTH - 1)];
 
 	/* Non-target task context (the idle loop, other processes) has no
-	 * exact time to scale: count it, skip the unwind. */
-	if (!k->gen && k->ctx == CTX_TASK) {
+	 * exact time to scale: count it, skip the unwind (about 12 us per
+	 * sample on our PVM guests, whatever the depth). */
+	if (!gen && cx == CTX_TASK) {
 		count(ZC_STAT_SYSTEM_TASK);
 		return 0;
 	}
+	k = bpf_map_lookup_elem(&scratch, &zero);
+	if (!k)
+		return 0;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->gen = gen;
+	k->path = path;
+	k->ctx = cx;
 	/* The ctx allows only 8-byte loads of regs: cs via the csx alias. */
 	if ((ctx->regs.csx & 3) != 0) {
 		k->kind = ZC_SAMPLE_USER;

@@ -36,10 +36,13 @@ type sampledRun struct {
 	roles   map[uint32]workload.Role // generation -> role
 	ids     []uint32                 // program ids, for the detach check
 	smpID   uint32
+	// The sampling program's run time and count over the run (BPF stats).
+	smpRunNS, smpRuns uint64
 }
 
 // runSampled prepares cfg, profiles its threads with the sampler at hz and
-// returns what both saw. Everything is closed before it returns.
+// returns what both saw (hz 0: no sampler). Everything is closed before it
+// returns.
 func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
 	t.Helper()
 	tr, err := workload.Prepare(cfg)
@@ -58,20 +61,34 @@ func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
 		t.Fatalf("Open: %v", err)
 	}
 	defer sess.Close()
-	smp, err := Start(sess, hz)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
+	var smp *Sampler
+	if hz > 0 {
+		if smp, err = Start(sess, hz); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		defer smp.Close()
 	}
-	defer smp.Close()
+	collect := func() *Samples {
+		if smp == nil {
+			return &Samples{Counts: map[StackKey]uint64{}}
+		}
+		r, err := smp.Collect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	progStats := func() (uint64, uint64) {
+		st := sess.ProgramStats()["zc_sample"]
+		return st[0], st[1]
+	}
 
 	snap0, err := sess.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r0, err := smp.Collect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r0 := collect()
+	ns0, n0 := progStats()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := tr.Run(ctx)
@@ -82,19 +99,22 @@ func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1, err := smp.Collect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r1 := collect()
+	ns1, n1 := progStats()
 	run := &sampledRun{cfg: cfg, res: res, iv: profiler.Delta(snap0, snap1), samples: r1.Sub(r0),
-		roles: map[uint32]workload.Role{}, ids: sess.ProgramIDs(), smpID: smp.ProgramID()}
+		roles: map[uint32]workload.Role{}, ids: sess.ProgramIDs(), smpRunNS: ns1 - ns0, smpRuns: n1 - n0}
+	if smp != nil {
+		run.smpID = smp.ProgramID()
+	}
 	for _, th := range run.iv.Threads {
 		if r, ok := byTID[th.Info.TID]; ok {
 			run.roles[th.Info.Gen] = r
 		}
 	}
-	if err := smp.Close(); err != nil {
-		t.Errorf("sampler Close: %v", err)
+	if smp != nil {
+		if err := smp.Close(); err != nil {
+			t.Errorf("sampler Close: %v", err)
+		}
 	}
 	if err := sess.Close(); err != nil {
 		t.Errorf("session Close: %v", err)

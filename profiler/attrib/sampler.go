@@ -19,11 +19,14 @@ import (
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
-// DefaultHz is the default sampling rate per CPU. At 999 Hz a thread that
-// is busy for 3 s gives ~3000 samples: a category holding half of a path's
-// time is then known within about ±4% of its value (95%). A rate that is
-// not a multiple of the 250 Hz tick avoids sampling in lockstep with it.
-const DefaultHz = 999
+// DefaultHz is the default sampling rate per CPU. Each sample of a target
+// costs one kernel stack unwind, about 12 µs on our PVM guests whatever the
+// depth (BenchmarkSamplingOverhead), so 499 Hz keeps the sampler under 1%
+// of a busy target's CPU. The price is precision: a category holding a
+// third of a path known to ±5% needs about 3,000 samples in that path, six
+// seconds of it at this rate; raise --sample-hz for short runs. A prime
+// rate avoids sampling in lockstep with the 250 Hz tick.
+const DefaultHz = 499
 
 // sharedMaps are the accounting maps the sampler reads (declared
 // identically in sampler.bpf.c).
