@@ -16,10 +16,13 @@ func applyFacts(c *report.Cell) {
 	w := c.Workload
 	c.SenderNSPerMiB = serviceDemand(c.Sender.CPU.OnCPUNS, w.ReceivedBytes)
 	c.ReceiverNSPerMiB = serviceDemand(c.Receiver.CPU.OnCPUNS, w.ReceivedBytes)
-	if zc := c.Sender.Zerocopy; zc != nil {
+	// Byte classes the kernel's own decisions gave (the session's
+	// byte-class programs) are kept; the workload's facts fill in only
+	// where the classes come from the syscall requests.
+	if zc := c.Sender.Zerocopy; zc != nil && zc.Source != report.ZerocopySourceKernel {
 		senderFacts(c.Method, c.Topology, w, zc)
 	}
-	if zc := c.Receiver.Zerocopy; zc != nil {
+	if zc := c.Receiver.Zerocopy; zc != nil && zc.Source != report.ZerocopySourceKernel {
 		receiverFacts(c.RxMethod, w, zc)
 	}
 	c.Verdicts = verdicts(*c)

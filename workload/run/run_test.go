@@ -125,8 +125,13 @@ func TestCellExact(t *testing.T) {
 				if w.ZCCompletions == 0 || w.ZCCopied != w.ZCCompletions {
 					t.Errorf("%d of %d completions COPIED, want all on a local path", w.ZCCopied, w.ZCCompletions)
 				}
-				if zc := cell.Sender.Zerocopy; zc.TxDeferredCopyBytes != zc.TxPinnedBytes || zc.TxPinnedBytes != want {
-					t.Errorf("sender zero-copy: pinned %d deferred-copied %d, want %d both", zc.TxPinnedBytes, zc.TxDeferredCopyBytes, want)
+				// From the kernel's traced decisions when the byte-class
+				// programs run (a retransmitted skb is copied again), else
+				// from the workload's COPIED completions.
+				zc := cell.Sender.Zerocopy
+				if zc.TxPinnedBytes != want || zc.TxDeferredCopyBytes < want*99/100 ||
+					(zc.Source != report.ZerocopySourceKernel && zc.TxDeferredCopyBytes != want) {
+					t.Errorf("sender zero-copy (%s): pinned %d deferred-copied %d, want %d both", zc.Source, zc.TxPinnedBytes, zc.TxDeferredCopyBytes, want)
 				}
 				if !strings.Contains(strings.Join(cell.Verdicts, "\n"), "100% of") {
 					t.Errorf("verdicts %q do not say all were copied", cell.Verdicts)
