@@ -93,7 +93,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.StringVar(&opts.Topology, "topology", workload.TopoLoopback, "loopback, or netns (two namespaces joined by a veth pair)")
 	f.StringVar(&cpus, "cpus", "", "pin senders and receivers: SENDER:RECEIVER, e.g. 0:1")
 	f.IntVar(&opts.Repeat, "repeat", 1, "runs per cell: figures are means with a confidence interval (with --ci: the most runs)")
-	f.StringVar(&ci, "ci", "", "LEVEL,WIDTH: repeat until the LEVEL% interval of throughput and both CPUs is at most WIDTH% of the mean wide (netperf -I)")
+	f.StringVar(&ci, "ci", "", "LEVEL,WIDTH: repeat (at least 3, at most --repeat, default 10) until the LEVEL% interval of throughput and both CPUs is at most WIDTH% of the mean wide, i.e. ±WIDTH/2% (netperf -I)")
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	f.BoolVar(&asJSON, "json", false, "print zcprof/v1 JSON instead of tables")
