@@ -53,9 +53,34 @@ func writeProcess(bw *errWriter, p Process, durationNS uint64) {
 	if why := TimesExplanation(c); why != "" {
 		bw.printf("  %s\n", why)
 	}
-	if p.Zerocopy != nil && p.Zerocopy.TxBytes > 0 {
-		bw.printf("  zero-copy: %s\n", p.Zerocopy.Verdict)
+	if zc := p.Zerocopy; zc != nil && zc.TxBytes+zc.RxCopiedBytes+zc.RxMappedBytes > 0 {
+		bw.printf("  zero-copy: %s\n", zc.Verdict)
+		if zc.Source == ZerocopySourceKernel {
+			bw.printf("    %s\n", zerocopyBytes(zc))
+		}
 	}
+}
+
+// zerocopyBytes is the byte classes behind a verdict, on one line.
+func zerocopyBytes(zc *Zerocopy) string {
+	byteSize := func(n uint64) string {
+		if n == 0 {
+			return "0"
+		}
+		return byteSize(n)
+	}
+	var parts []string
+	if zc.TxBytes > 0 {
+		parts = append(parts, fmt.Sprintf("sent %s: copied %s, spliced %s, pinned %s, copied later %s",
+			byteSize(zc.TxBytes), byteSize(zc.TxCopiedBytes), byteSize(zc.TxSplicedBytes), byteSize(zc.TxPinnedBytes), byteSize(zc.TxDeferredCopyBytes)))
+	}
+	if zc.ZCCompletions > 0 {
+		parts = append(parts, fmt.Sprintf("%s of %s completions COPIED", count(zc.ZCCompletionsCopied), count(zc.ZCCompletions)))
+	}
+	if rx := zc.RxCopiedBytes + zc.RxMappedBytes; rx > 0 {
+		parts = append(parts, fmt.Sprintf("received %s: copied %s, mapped %s", byteSize(rx), byteSize(zc.RxCopiedBytes), byteSize(zc.RxMappedBytes)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func writePaths(bw *errWriter, indent string, paths []Path) {
