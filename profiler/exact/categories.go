@@ -111,29 +111,13 @@ func splitCaller(parts map[string][]part, f Function, rule int, self uint64, sha
 			source: fmt.Sprintf("%s self time, %s included (not traceable here; no sampled share)", f.Name, routine.Name)})
 		return parts
 	}
-	_, half := wilson(sh.Copy, sh.Total)
-	p := float64(sh.Copy) / float64(sh.Total)
-	copyNS := uint64(math.Round(float64(self) * p))
-	ci := uint64(math.Round(float64(self) * half))
+	w := attrib.Wilson(sh.Copy, sh.Total) // the sampling backend's interval
+	copyNS := uint64(math.Round(float64(self) * w.P))
+	ci := uint64(math.Round(float64(self) * w.HalfWidth()))
 	how := fmt.Sprintf("%s exact self time x sampled share %d/%d (%s not traceable here)", f.Name, sh.Copy, sh.Total, routine.Name)
 	parts[c.category] = append(parts[c.category], part{ns: copyNS, ci: ci, source: how})
 	parts[f.Category] = append(parts[f.Category], part{ns: self - copyNS, ci: ci, source: how})
 	return parts
-}
-
-// wilson returns the centre and half-width of the 95% Wilson score
-// interval of k successes in n trials. Unlike the normal approximation,
-// the half-width does not collapse to 0 when k is 0 or n.
-func wilson(k, n uint64) (centre, half float64) {
-	const z = 1.959964
-	if n == 0 {
-		return 0, 0
-	}
-	fn, p := float64(n), float64(k)/float64(n)
-	d := 1 + z*z/fn
-	centre = (p + z*z/(2*fn)) / d
-	half = z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / d
-	return centre, half
 }
 
 // merge sums the parts of each category: an estimate anywhere makes the

@@ -1,0 +1,125 @@
+package exact
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// An interval of one sender thread (gen 7) whose write() ran NET_RX, plus
+// a system row, with the function deltas BPF would have recorded.
+func fixtureInterval() (profiler.Interval, *Snapshot) {
+	task := profiler.PathCtx{Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
+	netrx := profiler.PathCtx{Path: profiler.PathTxWrite, Ctx: profiler.CtxSoftirqNetRx}
+	iv := profiler.Interval{
+		Threads: []profiler.ThreadDelta{{
+			Info: profiler.ThreadInfo{Gen: 7, TID: 100, TGID: 100},
+			Counters: map[profiler.PathCtx]profiler.Counter{
+				task:  {Calls: 10, NS: 5_000_000, Bytes: 640 << 10},
+				netrx: {Calls: 30, NS: 2_000_000},
+			},
+		}},
+		System: map[profiler.PathCtx]profiler.Counter{
+			{Path: profiler.PathSysKsoftirqd, Ctx: profiler.CtxSoftirqNetRx}: {Calls: 2, NS: 300_000},
+		},
+	}
+	key := func(gen uint32, pc profiler.PathCtx, id uint8) FuncKey {
+		return FuncKey{Key: profiler.Key{Gen: gen, Path: pc.Path, Ctx: pc.Ctx}, Func: id}
+	}
+	d := &Snapshot{Stats: map[FuncKey]Stat{
+		key(7, task, FuncTCPSendmsgLocked): {Calls: 10, NS: 4_000_000, Bytes: 640 << 10},
+		key(7, netrx, FuncSkbCopyUbufs):    {Calls: 5, NS: 500_000, Bytes: 320 << 10},
+		key(0, profiler.PathCtx{Path: profiler.PathSysKsoftirqd, Ctx: profiler.CtxSoftirqNetRx}, FuncSkbCopyUbufs): {Calls: 1, NS: 100_000, Bytes: 64 << 10},
+	}}
+	return iv, d
+}
+
+func TestSplitInterval(t *testing.T) {
+	iv, d := fixtureInterval()
+	stacks := map[profiler.Key]map[string]uint64{
+		{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}: {
+			sendPrefix + ";_copy_from_iter": 3,
+			sendPrefix + ";tcp_push":        1,
+		},
+	}
+	got := splitInterval(iv, d, attachedExcept(FuncCopyFromIter), stacks, classifyStub)
+
+	tk := profiler.Key{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
+	nk := profiler.Key{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxSoftirqNetRx}
+	sk := profiler.Key{Gen: 0, Path: profiler.PathSysKsoftirqd, Ctx: profiler.CtxSoftirqNetRx}
+	if len(got) != 3 {
+		t.Fatalf("keys %v, want the sender's task and NET_RX keys and the system row", got)
+	}
+	// 3 of 4 samples in the copy: copy.tx = 4 ms x 0.75, an estimate.
+	task := got[tk]
+	if len(task) != 3 || task[0].Category != attrib.CopyTx || task[0].CPUNS != 3_000_000 || task[0].Exact ||
+		task[1].Category != attrib.TCPTx || task[1].CPUNS != 1_000_000 ||
+		task[2] != (report.Category{Category: attrib.Other, CPUNS: 1_000_000, Exact: true}) {
+		t.Errorf("sender task: %+v", task)
+	}
+	want := []report.Category{
+		{Category: attrib.CopyDeferred, CPUNS: 500_000, Exact: true},
+		{Category: attrib.Other, CPUNS: 1_500_000, Exact: true},
+	}
+	if !reflect.DeepEqual(got[nk], want) {
+		t.Errorf("sender NET_RX: %+v, want %+v", got[nk], want)
+	}
+	want = []report.Category{
+		{Category: attrib.CopyDeferred, CPUNS: 100_000, Exact: true},
+		{Category: attrib.Other, CPUNS: 200_000, Exact: true},
+	}
+	if !reflect.DeepEqual(got[sk], want) {
+		t.Errorf("system ksoftirqd: %+v, want %+v", got[sk], want)
+	}
+
+	// Without a sampler the same interval stays exact throughout.
+	for k, cats := range splitInterval(iv, d, attachedExcept(FuncCopyFromIter), nil, nil) {
+		for _, c := range cats {
+			if !c.Exact || c.CI95NS != 0 {
+				t.Errorf("%v: %+v is an estimate without a sampler", k, c)
+			}
+		}
+	}
+}
+
+func TestBackendCategoriesFromReadings(t *testing.T) {
+	iv, d := fixtureInterval()
+	b := NewBackend(&Tracer{mode: ModeKprobe, attached: Functions[:1]}, nil)
+	prev := &Reading{mode: ModeKprobe, FX: &Snapshot{Stats: map[FuncKey]Stat{}}}
+	// Cumulative counters: cur = prev + d; the interval's split sees d.
+	cur := &Reading{mode: ModeKprobe, FX: d}
+	got := b.Categories(iv, prev, cur)
+	if len(got) != 3 {
+		t.Errorf("categories of %d keys, want 3", len(got))
+	}
+	if b.Name() != ModeKprobe || cur.Backend() != ModeKprobe {
+		t.Errorf("names %q %q", b.Name(), cur.Backend())
+	}
+	// A reading of another backend is ignored, not a panic.
+	if got := b.Categories(iv, nil, &attrib.Samples{}); got != nil {
+		t.Errorf("foreign reading: %v", got)
+	}
+}
+
+func TestBackendUnavailable(t *testing.T) {
+	tr := &Tracer{mode: ModeFentry, unavailable: map[string]string{
+		"_copy_from_iter":  "fentry: attach failed: device or resource busy (the function cannot take a BPF trampoline (no __fentry__ call or already patched))",
+		"splice_to_socket": "not in /proc/kallsyms (inlined or absent on this build)",
+	}}
+	withSampler := NewBackend(tr, &Sampled{}).Unavailable()
+	if got := withSampler["function/_copy_from_iter"]; !strings.Contains(got, "device or resource busy") ||
+		!strings.Contains(got, "copy.tx inside tcp_sendmsg_locked = its exact self time x the sampled copy share") {
+		t.Errorf("_copy_from_iter with a sampler: %q", got)
+	}
+	if got := withSampler["function/splice_to_socket"]; !strings.HasSuffix(got, "; its time stays in its traced callers") {
+		t.Errorf("splice_to_socket: %q", got)
+	}
+	alone := NewBackend(tr, nil).Unavailable()
+	if got := alone["function/_copy_from_iter"]; !strings.Contains(got, "no sampler runs") {
+		t.Errorf("_copy_from_iter without a sampler: %q", got)
+	}
+}

@@ -1,0 +1,504 @@
+package exact
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/workload"
+)
+
+// requireBPF skips without privileges unless ZCPROF_REQUIRE_BPF=1 (CI),
+// which turns the skip into a failure.
+func requireBPF(t *testing.T) {
+	t.Helper()
+	if err := doctor.Privileged(); err != nil {
+		if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+			t.Fatalf("ZCPROF_REQUIRE_BPF=1 but: %v", err)
+		}
+		t.Skip(err)
+	}
+}
+
+// expectList reads make vmtest's ZCPROF_EXPECT_<name> (comma-separated);
+// ok says whether it is set at all (set but empty means "none").
+func expectList(name string) (list []string, ok bool) {
+	v, ok := os.LookupEnv("ZCPROF_EXPECT_" + name)
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, s)
+		}
+	}
+	return list, ok
+}
+
+// expectedModes are the exact modes this kernel must give, from
+// ZCPROF_EXPECT_BACKEND (fentry or kprobe, comma-separated), else from
+// make vmtest's ZCPROF_EXPECT_ATTACH_OK or ZCPROF_EXPECT_ATTRIBUTION.
+// set is false when nothing says (outside the VM).
+func expectedModes() (modes []string, set bool) {
+	for _, name := range []string{"BACKEND", "ATTACH_OK", "ATTRIBUTION"} {
+		list, ok := expectList(name)
+		if !ok {
+			continue
+		}
+		for _, m := range list {
+			if m == ModeFentry || m == ModeKprobe {
+				modes = append(modes, m)
+			}
+		}
+		return modes, true
+	}
+	return nil, false
+}
+
+// openSession starts exact accounting of this process's threads.
+func openSession(t *testing.T) *profiler.Session {
+	t.Helper()
+	sess, err := profiler.Open(profiler.Options{Target: profiler.Target{PIDs: []int{os.Getpid()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+// ourPrograms lists the loaded programs that this object defines, by
+// kernel id (names are unique to funcexact.bpf.c).
+func ourPrograms(t *testing.T) map[ebpf.ProgramID]string {
+	t.Helper()
+	prefixes := []string{"fxb_", "fxr_", "fe_", "fx_", "kp_", "kr_"}
+	out := map[ebpf.ProgramID]string{}
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("list programs: %v", err)
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue // freed meanwhile
+		}
+		info, err := p.Info()
+		p.Close()
+		if err != nil {
+			continue
+		}
+		for _, pre := range prefixes {
+			if strings.HasPrefix(info.Name, pre) {
+				out[id] = info.Name
+			}
+		}
+	}
+}
+
+// tryMode attaches mode and reports the tracer, or skips the test with
+// the reason when this kernel refuses it and nothing expects it to work.
+func tryMode(t *testing.T, sess *profiler.Session, mode string) *Tracer {
+	t.Helper()
+	modes, set := expectedModes()
+	tr, err := Attach(sess, Options{Mode: mode})
+	switch {
+	case err == nil:
+		t.Cleanup(func() { tr.Close() })
+		return tr
+	case slices.Contains(modes, mode):
+		t.Fatalf("ZCPROF_EXPECT_* says %s works on this kernel, but: %v", mode, err)
+	case set:
+		t.Skipf("%s is not expected on this kernel: %v", mode, err)
+	default:
+		t.Skipf("%s unavailable here (set ZCPROF_EXPECT_BACKEND=%s to make this a failure): %v", mode, mode, err)
+	}
+	return nil
+}
+
+// On a kernel that refuses a mode (the 6.18 development machines refuse
+// both), Attach fails with doctor's one-line reason and leaves nothing
+// loaded; the session keeps working.
+func TestRefusedCleanly(t *testing.T) {
+	requireBPF(t)
+	r := doctor.Run(doctor.Options{Functions: []string{}})
+	modes, _ := expectedModes()
+	refused := 0
+	for _, mode := range []string{ModeFentry, ModeKprobe} {
+		t.Run(mode, func(t *testing.T) {
+			if slices.Contains(modes, mode) {
+				t.Skipf("%s is expected to work on this kernel", mode)
+			}
+			sess := openSession(t)
+			before := ourPrograms(t)
+			tr, err := Attach(sess, Options{Mode: mode})
+			if err == nil {
+				tr.Close()
+				t.Skipf("%s works on this kernel", mode)
+			}
+			refused++
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v, want *exact.Error", err, err)
+			}
+			if strings.Contains(e.Reason, "\n") || !strings.HasPrefix(e.Reason, mode+": ") {
+				t.Errorf("reason is not one line about %s: %q", mode, e.Reason)
+			}
+			// Each function was tried on its own and has its reason.
+			if len(e.Functions) != len(Functions) {
+				t.Errorf("%d per-function reasons, want %d: %v", len(e.Functions), len(Functions), e.Functions)
+			}
+			// The reason is the kernel's, in doctor's words.
+			if why := r.Unavailable[mode]; why != "" {
+				if kernel := strings.TrimPrefix(why, mode+": "); !strings.Contains(e.Reason, kernel) {
+					t.Errorf("reason %q does not carry doctor's %q", e.Reason, kernel)
+				}
+			}
+			switch {
+			case mode == ModeKprobe && r.Settings.Config["CONFIG_KPROBES"] == "n":
+				if !strings.Contains(e.Reason, "kernel built without CONFIG_KPROBES") {
+					t.Errorf("kprobe reason %q does not say kprobes are not built", e.Reason)
+				}
+			case mode == ModeFentry && strings.Contains(r.Unavailable[mode], "operation not permitted"):
+				if !strings.Contains(e.Reason, "load failed: operation not permitted") {
+					t.Errorf("fentry reason %q is not EPERM at load", e.Reason)
+				}
+			}
+			t.Logf("%s refused: %s", mode, e.Reason)
+
+			// Nothing of ours is left loaded, and the session still reads.
+			for id, name := range ourPrograms(t) {
+				if _, ok := before[id]; !ok {
+					t.Errorf("program %d (%s) left loaded after a failed Attach", id, name)
+				}
+			}
+			if _, err := sess.Snapshot(); err != nil {
+				t.Errorf("session after a failed Attach: %v", err)
+			}
+		})
+	}
+	if len(modes) == 0 && r.Attribution == attrib.NameSampling && refused != 2 {
+		t.Errorf("doctor picked sampling, but only %d of fentry/kprobe were refused", refused)
+	}
+}
+
+// auto follows doctor's probe, and walks down to sampling here.
+func TestStartAuto(t *testing.T) {
+	requireBPF(t)
+	sess := openSession(t)
+	ch, err := Choose(BackendAuto, doctor.SelectAttribution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, final, err := Start(sess, ch, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(final.Why())
+	if strings.Contains(final.Why(), "\n") {
+		t.Errorf("Why is not one line: %q", final.Why())
+	}
+	modes, set := expectedModes()
+	switch {
+	case set && len(modes) > 0:
+		if b == nil || final.Backend != modes[0] {
+			t.Fatalf("auto chose %s (%s), want %s", final.Backend, final.Why(), modes[0])
+		}
+	case b != nil:
+		// A kernel that allows one of them (outside the VM matrix).
+		if final.Backend != b.Name() || !final.Exact() {
+			t.Errorf("choice %+v, backend %s", final, b.Name())
+		}
+	default:
+		if final.Backend != attrib.NameSampling {
+			t.Fatalf("no exact backend but choice %+v", final)
+		}
+		for _, rung := range []string{ModeFentry, ModeKprobe} {
+			if final.Unavailable[rung] == "" || !strings.Contains(final.Why(), "["+rung+"]") {
+				t.Errorf("%s: no reason in %q", rung, final.Why())
+			}
+		}
+	}
+	if b != nil {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// measured is one transfer's exact figures.
+type measured struct {
+	res      workload.StreamResult
+	iv       profiler.Interval
+	fx       *Snapshot
+	cats     map[profiler.Key][]report.Category
+	tasks    map[profiler.Key]uint64 // the accounting's exact time per key
+	snd, rcv uint32                  // generations
+}
+
+// transfer runs cfg on this process's threads, registered as targets,
+// between two readings of the session and the backend.
+func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Config) measured {
+	t.Helper()
+	x, err := workload.Prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for _, th := range x.Threads() {
+		if err := sess.AddThread(th.TID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := NewBackend(tr, nil)
+	s0, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, err := b.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := x.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := b.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := measured{res: res.Total(), iv: profiler.Delta(s0, s1)}
+	m.fx = Delta(r0.(*Reading).FX, r1.(*Reading).FX)
+	m.tasks = keyTotals(m.iv)
+	for _, th := range x.Threads() {
+		for gen, info := range s1.Threads {
+			if info.TID == th.TID {
+				if th.Role == workload.RoleSender {
+					m.snd = gen
+				} else {
+					m.rcv = gen
+				}
+			}
+		}
+	}
+	if m.snd == 0 || m.rcv == 0 {
+		t.Fatalf("sender gen %d, receiver gen %d: threads not registered", m.snd, m.rcv)
+	}
+	m.cats = b.Categories(m.iv, r0, r1)
+	if res.Total().SentBytes != cfg.Bytes || res.Total().ReceivedBytes != cfg.Bytes {
+		t.Fatalf("workload moved %d/%d bytes, want %d", res.Total().SentBytes, res.Total().ReceivedBytes, cfg.Bytes)
+	}
+	return m
+}
+
+// fn is a function's figures under one key.
+func (m measured) fn(gen uint32, id uint8, path profiler.Path, ctx profiler.Ctx) Stat {
+	return m.fx.Stats[FuncKey{Key: profiler.Key{Gen: gen, Path: path, Ctx: ctx}, Func: id}]
+}
+
+// all sums a function over every key.
+func (m measured) all(id uint8) Stat {
+	var s Stat
+	for k, v := range m.fx.Stats {
+		if k.Func == id {
+			s = s.add(v)
+		}
+	}
+	return s
+}
+
+func (m measured) category(k profiler.Key, name string) (uint64, bool) {
+	for _, c := range m.cats[k] {
+		if c.Category == name {
+			return c.CPUNS, true
+		}
+	}
+	return 0, false
+}
+
+// within: exact time of a function must fit in the accounting's exact
+// time of the same key. Both read one clock; the accounting cuts context
+// switches a little earlier (at the kernel's own boundary), hence 1% or
+// 1 ms of slack.
+func within(t *testing.T, what string, fnNS, keyNS uint64) {
+	t.Helper()
+	slack := max(keyNS/100, 1_000_000)
+	if fnNS == 0 || fnNS > keyNS+slack {
+		t.Errorf("%s: %d ns, but the key's exact time is %d ns", what, fnNS, keyNS)
+	}
+}
+
+func modesToTest() []string { return []string{ModeFentry, ModeKprobe} }
+
+// transferBytes is smaller under emulation (ZCPROF_TEST_SCALE=small).
+func transferBytes() int64 {
+	if os.Getenv("ZCPROF_TEST_SCALE") == "small" {
+		return 4 << 20
+	}
+	return 32 << 20
+}
+
+func TestExactWriteRead(t *testing.T) {
+	requireBPF(t)
+	for _, mode := range modesToTest() {
+		t.Run(mode, func(t *testing.T) {
+			sess := openSession(t)
+			tr := tryMode(t, sess, mode)
+			t.Logf("%s: attached %d functions; unavailable: %v", mode, len(tr.Attached()), tr.Unavailable())
+			checkExpectedFunctions(t, tr)
+			cfg := workload.Config{Method: workload.MethodWrite, Size: 64 << 10, Bytes: transferBytes(),
+				SenderCPU: -1, ReceiverCPU: -1}
+			m := transfer(t, sess, tr, cfg)
+
+			if m.fx.Lost != (Lost{}) {
+				t.Errorf("calls not measured: %+v", m.fx.Lost)
+			}
+			sk := profiler.Key{Gen: m.snd, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
+			rk := profiler.Key{Gen: m.rcv, Path: profiler.PathRxRead, Ctx: profiler.CtxTask}
+
+			// Bytes are exact: every byte sent went through one
+			// tcp_sendmsg_locked of the sender's write(), every byte
+			// received through tcp_recvmsg_locked and its copy.
+			tsl := m.fn(m.snd, FuncTCPSendmsgLocked, sk.Path, sk.Ctx)
+			if tsl.Bytes != uint64(cfg.Bytes) || tsl.Calls < uint64(m.res.SendCalls) {
+				t.Errorf("tcp_sendmsg_locked: %d bytes in %d calls; the sender wrote %d bytes in %d calls",
+					tsl.Bytes, tsl.Calls, cfg.Bytes, m.res.SendCalls)
+			}
+			if all := m.all(FuncTCPSendmsgLocked); all != tsl {
+				t.Errorf("tcp_sendmsg_locked outside the sender's tx.write: %+v vs %+v", all, tsl)
+			}
+			trl := m.fn(m.rcv, FuncTCPRecvmsgLocked, rk.Path, rk.Ctx)
+			if trl.Bytes != uint64(cfg.Bytes) || trl.Calls < uint64(m.res.RecvCalls) {
+				t.Errorf("tcp_recvmsg_locked: %d bytes in %d calls; the receiver read %d bytes in %d calls",
+					trl.Bytes, trl.Calls, cfg.Bytes, m.res.RecvCalls)
+			}
+			if tr.IsAttached(FuncSkbCopyDatagramIter) {
+				scdi := m.fn(m.rcv, FuncSkbCopyDatagramIter, rk.Path, rk.Ctx)
+				if scdi.Bytes != uint64(cfg.Bytes) {
+					t.Errorf("skb_copy_datagram_iter copied %d bytes, want %d", scdi.Bytes, cfg.Bytes)
+				}
+				// Frames nest: the receive copy is exactly the traced
+				// part of tcp_recvmsg_locked.
+				if trl.ChildNS != scdi.NS {
+					t.Errorf("tcp_recvmsg_locked child time %d ns != skb_copy_datagram_iter time %d ns", trl.ChildNS, scdi.NS)
+				}
+				if tr.IsAttached(FuncSimpleCopyToIter) {
+					scti := m.fn(m.rcv, FuncSimpleCopyToIter, rk.Path, rk.Ctx)
+					if scti.Bytes != uint64(cfg.Bytes) || scdi.ChildNS != scti.NS {
+						t.Errorf("simple_copy_to_iter: %d bytes, %d ns; skb_copy_datagram_iter child %d ns",
+							scti.Bytes, scti.NS, scdi.ChildNS)
+					}
+				}
+			}
+
+			// Time is exact and free of interrupts and sleep: on loopback
+			// the sender runs the receive softirq inside
+			// tcp_sendmsg_locked and blocks in it when the socket buffer
+			// is full; neither may count.
+			if netrx := m.tasks[profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: profiler.CtxSoftirqNetRx}]; netrx == 0 {
+				t.Errorf("no NET_RX softirq in the sender's write(): the interrupt-removal check is void")
+			}
+			within(t, "tcp_sendmsg_locked", tsl.NS, m.tasks[sk])
+			within(t, "tcp_recvmsg_locked", trl.NS, m.tasks[rk])
+
+			// Categories: exact, and they add up to the key's time.
+			for _, k := range []profiler.Key{sk, rk} {
+				var sum uint64
+				for _, c := range m.cats[k] {
+					sum += c.CPUNS
+					if !c.Exact {
+						t.Errorf("%v: %s is an estimate without a sampler", k, c.Category)
+					}
+				}
+				if sum < m.tasks[k] {
+					t.Errorf("%v: categories add up to %d ns, key has %d ns", k, sum, m.tasks[k])
+				}
+			}
+			if ns, ok := m.category(rk, attrib.CopyRx); !ok || ns == 0 {
+				t.Errorf("receiver: no copy.rx in %+v", m.cats[rk])
+			}
+			if ns, ok := m.category(sk, attrib.TCPTx); !ok || ns == 0 {
+				t.Errorf("sender: no tcp.tx in %+v", m.cats[sk])
+			}
+			t.Logf("sender tx.write %d ns: tcp_sendmsg_locked %d ns in %d calls; receiver rx.read %d ns: tcp_recvmsg_locked %d ns, copy.rx categories %+v",
+				m.tasks[sk], tsl.NS, tsl.Calls, m.tasks[rk], trl.NS, m.cats[rk])
+		})
+	}
+}
+
+func TestExactMsgZerocopy(t *testing.T) {
+	requireBPF(t)
+	for _, mode := range modesToTest() {
+		t.Run(mode, func(t *testing.T) {
+			sess := openSession(t)
+			tr := tryMode(t, sess, mode)
+			cfg := workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: transferBytes(),
+				SenderCPU: -1, ReceiverCPU: -1}
+			m := transfer(t, sess, tr, cfg)
+			sk := profiler.Key{Gen: m.snd, Path: profiler.PathTxMsgZerocopy, Ctx: profiler.CtxTask}
+
+			// Every byte was pinned in the sender's sendmsg...
+			if szis := m.fn(m.snd, FuncSkbZerocopyIterStream, sk.Path, sk.Ctx); szis.Bytes != uint64(cfg.Bytes) {
+				t.Errorf("skb_zerocopy_iter_stream pinned %d bytes, want %d", szis.Bytes, cfg.Bytes)
+			}
+			if mzr := m.fn(m.snd, FuncMsgZerocopyRealloc, sk.Path, sk.Ctx); mzr.Bytes != uint64(cfg.Bytes) {
+				t.Errorf("msg_zerocopy_realloc covered %d bytes, want %d", mzr.Bytes, cfg.Bytes)
+			}
+			// ...and copied again on local delivery (KERNEL.md §4.3),
+			// mostly in the sender's own NET_RX softirq.
+			scu := m.all(FuncSkbCopyUbufs)
+			if scu.Bytes != uint64(cfg.Bytes) {
+				t.Errorf("skb_copy_ubufs copied %d bytes, want %d", scu.Bytes, cfg.Bytes)
+			}
+			nk := profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: profiler.CtxSoftirqNetRx}
+			own := m.fn(m.snd, FuncSkbCopyUbufs, nk.Path, nk.Ctx)
+			if own.Calls == 0 {
+				t.Errorf("no skb_copy_ubufs in the sender's NET_RX: %+v", scu)
+			}
+			within(t, "skb_copy_ubufs in the sender's NET_RX", own.NS, m.tasks[nk])
+			if ns, ok := m.category(nk, attrib.CopyDeferred); !ok || ns != own.SelfNS() {
+				t.Errorf("copy.deferred %d ns (present %v), want skb_copy_ubufs' %d ns", ns, ok, own.SelfNS())
+			}
+			if ns, ok := m.category(sk, attrib.ZcPin); !ok || ns == 0 {
+				t.Errorf("sender: no zc.pin in %+v", m.cats[sk])
+			}
+		})
+	}
+}
+
+// checkExpectedFunctions asserts make vmtest's per-kernel function lists.
+func checkExpectedFunctions(t *testing.T, tr *Tracer) {
+	t.Helper()
+	ok, _ := expectList("FUNCTIONS_OK")
+	for _, fn := range ok {
+		if f, known := ByName(fn); known && !tr.IsAttached(f.ID) {
+			t.Errorf("%s expected to attach with %s: %s", fn, tr.Mode(), tr.Unavailable()[fn])
+		}
+	}
+	for _, name := range []string{"FUNCTIONS_REFUSED", "FUNCTIONS_MISSING"} {
+		list, _ := expectList(name)
+		for _, fn := range list {
+			if f, known := ByName(fn); known && tr.IsAttached(f.ID) {
+				t.Errorf("%s expected not to attach (%s), but it did", fn, name)
+			} else if known && tr.Unavailable()[fn] == "" {
+				t.Errorf("%s: not attached and no reason", fn)
+			}
+		}
+	}
+}
