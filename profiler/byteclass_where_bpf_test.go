@@ -39,33 +39,42 @@ func TestDeferredCopyOverVeth(t *testing.T) {
 	}
 }
 
+// A packet socket on lo (dev->ptype_all), or on every device of the
+// namespace (unbound: the namespace's, or on older kernels the global,
+// ptype_all).
 func TestDeferredCopyForPacketTap(t *testing.T) {
 	requireBPF(t)
-	lo, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(lo)
-	ifi, err := netIfindex("lo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Bind(lo, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi}); err != nil {
-		t.Fatal(err)
-	}
-	// A tiny receive buffer: the tap drops what it does not read, but the
-	// clone handed to it was copied before that.
-	unix.SetsockoptInt(lo, unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
-	snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: 8 << 20}, ByteClassesDecision)
-	sent := uint64(res.SentBytes())
-	zc := snd.Zerocopy
-	// Each transmitted skb is copied for the tap, then again on local
-	// delivery: two copies of every pinned byte.
-	if zc.TxDeferredVia["packet_tap"] < sent || zc.TxDeferredVia["loopback"] < sent || zc.TxDeferredCopyBytes < sent {
-		t.Errorf("tap: %+v, sent %d", zc, sent)
-	}
-	if !strings.Contains(zc.Verdict, "copied on local delivery (loopback, packet tap)") {
-		t.Errorf("verdict %q", zc.Verdict)
+	for _, bound := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lo", false: "any"}[bound], func(t *testing.T) {
+			tap, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(tap)
+			if bound {
+				ifi, err := netIfindex("lo")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Bind(tap, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A tiny receive buffer: the tap drops what it does not read,
+			// but the clone handed to it was copied before that.
+			unix.SetsockoptInt(tap, unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
+			snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: 8 << 20}, ByteClassesDecision)
+			sent := uint64(res.SentBytes())
+			zc := snd.Zerocopy
+			// Each transmitted skb is copied for the tap, then again on
+			// local delivery: two copies of every pinned byte.
+			if zc.TxDeferredVia["packet_tap"] < sent || zc.TxDeferredVia["loopback"] < sent || zc.TxDeferredCopyBytes < sent {
+				t.Errorf("tap: %+v, sent %d", zc, sent)
+			}
+			if !strings.Contains(zc.Verdict, "copied on local delivery (loopback, packet tap)") {
+				t.Errorf("verdict %q", zc.Verdict)
+			}
+		})
 	}
 }
 
