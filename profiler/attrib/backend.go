@@ -33,11 +33,16 @@ const (
 	Lock         = "lock"
 	Syscall      = "syscall"
 	Other        = "other"
+	// Tracing is time in tracepoint handlers and BPF programs: zcprof's own
+	// instrumentation (with the run-time statistics' clock reads), and any
+	// other tracer's. Kept apart so it does not pass for kernel work; the
+	// exact figure is overhead.bpf_ns.
+	Tracing = "tracing"
 )
 
 // CategoryNames lists every category in report order.
 var CategoryNames = []string{CopyTx, CopyRx, CopyDeferred, ZcPin, Splice, Pagecache,
-	TCPTx, TCPRx, IPDev, SkbMem, Sched, Lock, Syscall, Other}
+	TCPTx, TCPRx, IPDev, SkbMem, Sched, Lock, Syscall, Other, Tracing}
 
 // Reading is a backend's cumulative counters at one instant. Take one next
 // to each profiler.Snapshot; an interval's categories come from two.

@@ -9,7 +9,7 @@ import (
 )
 
 func benchConfig(d time.Duration) workload.Config {
-	return workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead, Size: 64 << 10, Streams: 1,
+	return workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead, Size: 1 << 20, Streams: 1,
 		Duration: d, SenderCPU: -1, ReceiverCPU: -1}
 }
 

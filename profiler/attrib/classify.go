@@ -19,8 +19,13 @@ var pileUp = []string{
 	"_raw_write_unlock_irqrestore", "_raw_read_unlock_irq", "_raw_write_unlock_irq",
 	"handle_softirqs", "__do_softirq", "do_softirq", "__local_bh_enable_ip", "local_bh_enable",
 	"irq_exit_rcu", "__irq_exit_rcu", "finish_task_switch", "sysvec_apic_timer_interrupt",
-	"asm_sysvec_apic_timer_interrupt", "__sysvec_apic_timer_interrupt",
+	"__sysvec_apic_timer_interrupt",
 }
+
+// interruptEntries end pile-up billing: a sample that piled up in an
+// interrupt's own entry or exit (its softirq not yet started) is interrupt
+// overhead, not work of the code it interrupted.
+var interruptEntries = []string{"asm_sysvec_*", "asm_common_interrupt", "asm_exc_nmi"}
 
 // Context entries: where a softirq or interrupt starts on top of whatever
 // it interrupted. Only the frames inside the innermost one say what the
@@ -81,6 +86,11 @@ func (c *Classifier) classify(stack string) string {
 		n--
 	}
 	frames = frames[:n]
+	for _, p := range interruptEntries {
+		if n > 1 && match(p, frames[n-1]) {
+			return Other
+		}
+	}
 	// Keep the innermost context only.
 	for i := n - 1; i > 0; i-- {
 		if c.isEntry(frames[i]) {

@@ -26,18 +26,25 @@ func reportPath(k profiler.Key) string {
 }
 
 // merge adds categories of several keys: estimates add up, intervals add
-// in quadrature (the keys' samples are independent).
-type merged map[string]*struct{ ns, varNS float64 }
+// in quadrature (the keys' samples are independent). A sum is exact only
+// if every part is (function-exact backends give exact categories).
+type merged map[string]*mergedCat
+
+type mergedCat struct {
+	ns, varNS float64
+	estimate  bool
+}
 
 func (m merged) add(cats []report.Category) {
 	for _, c := range cats {
 		e := m[c.Category]
 		if e == nil {
-			e = &struct{ ns, varNS float64 }{}
+			e = &mergedCat{}
 			m[c.Category] = e
 		}
 		e.ns += float64(c.CPUNS)
 		e.varNS += float64(c.CI95NS) * float64(c.CI95NS)
+		e.estimate = e.estimate || !c.Exact
 	}
 }
 
@@ -46,7 +53,7 @@ func (m merged) categories() []report.Category {
 	for _, name := range CategoryNames {
 		if e := m[name]; e != nil {
 			out = append(out, report.Category{Category: name, CPUNS: uint64(math.Round(e.ns)),
-				CI95NS: uint64(math.Round(math.Sqrt(e.varNS))), Exact: false})
+				CI95NS: uint64(math.Round(math.Sqrt(e.varNS))), Exact: !e.estimate})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CPUNS > out[j].CPUNS })
@@ -78,23 +85,29 @@ func FillPaths(paths []report.Path, threads []profiler.ThreadDelta, cats map[pro
 	}
 }
 
+// FillEntry fills an entry built by profiler.ProcessEntry(pid, threads, ...)
+// and its per-thread entries: a process of `profile`, or the sender or
+// receiver of a `run` cell (called with that side's threads).
+func FillEntry(p *report.Process, threads []profiler.ThreadDelta, cats map[profiler.Key][]report.Category) {
+	FillPaths(p.Paths, threads, cats)
+	for j := range p.Threads {
+		for _, th := range threads {
+			if th.Info.TID == p.Threads[j].TID {
+				FillPaths(p.Threads[j].Paths, []profiler.ThreadDelta{th}, cats)
+			}
+		}
+	}
+}
+
 // FillProcesses fills every process (and its threads) of a `profile`
 // document built from iv.
 func FillProcesses(procs []report.Process, iv profiler.Interval, cats map[profiler.Key][]report.Category) {
 	byPid := map[int][]profiler.ThreadDelta{}
-	byTid := map[int]profiler.ThreadDelta{}
 	for _, th := range iv.Threads {
 		byPid[th.Info.TGID] = append(byPid[th.Info.TGID], th)
-		byTid[th.Info.TID] = th
 	}
 	for i := range procs {
-		p := &procs[i]
-		FillPaths(p.Paths, byPid[p.PID], cats)
-		for j := range p.Threads {
-			if th, ok := byTid[p.Threads[j].TID]; ok {
-				FillPaths(p.Threads[j].Paths, []profiler.ThreadDelta{th}, cats)
-			}
-		}
+		FillEntry(&procs[i], byPid[procs[i].PID], cats)
 	}
 }
 

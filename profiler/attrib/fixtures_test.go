@@ -80,7 +80,7 @@ func keyMatch(pattern, key string) bool {
 func largest(m map[string]uint64) string {
 	best, bn := "", uint64(0)
 	for c, n := range m {
-		if n > bn || (n == bn && c < best) {
+		if c != Tracing && n > bn || (n == bn && c < best) {
 			best, bn = c, n
 		}
 	}

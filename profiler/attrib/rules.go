@@ -197,11 +197,12 @@ var Rules = []Rule{
 		"restore_sigcontext", "do_signal", "copy_fpstate_to_sigframe", "get_sigframe", "signal_setup_done",
 		"rw_copy_check_uvector", "iov_iter_advance", "iov_iter_init",
 	}},
-	// zcprof's own programs and the clocks and maps they use: their cost is
-	// reported as overhead too.
-	{Category: Other, CopyAs: Other, Funcs: []string{
+	// Tracepoint handlers and BPF programs (zcprof's own and any other
+	// tracer's), with the helpers, maps and clocks they use.
+	{Category: Tracing, CopyAs: Tracing, Funcs: []string{
 		"bpf_prog_*", "bpf_trace_run*", "__bpf_trace_*", "__traceiter_*", "bpf_*", "__htab_*", "htab_*",
 		"lookup_nulls_elem_raw", "pvclock_clocksource_read*", "kvm_clock_*", "kvm_sched_clock_read",
 		"ktime_get_mono_fast_ns", "call_trace_*", "copy_from_kernel_nofault", "task_init_private_helper_slot",
+		"trace_call_bpf", "perf_trace_*", "trace_event_*",
 	}},
 }

@@ -60,8 +60,11 @@ func TestClassify(t *testing.T) {
 		{sys + "ksys_read;sock_read_iter;tcp_recvmsg;tcp_recvmsg_locked;__tcp_transmit_skb;__ip_queue_xmit;ip_output;ip_finish_output2;__dev_queue_xmit;__local_bh_enable_ip;do_softirq.part.0;handle_softirqs;_raw_spin_unlock_irqrestore;__raw_callee_save_pvm_irq_enable;pvm_irq_enable", IPDev},
 		{sys + "__x64_sys_futex;do_futex;futex_wake;wake_up_q;try_to_wake_up;_raw_spin_unlock_irqrestore;__raw_callee_save_pvm_irq_enable;pvm_irq_enable", Sched},
 		{sys + "ksys_read;sock_read_iter;tcp_recvmsg;schedule;__schedule;finish_task_switch.isra.0;pvm_irq_enable", Sched},
-		// zcprof's own programs.
-		{sys + "syscall_trace_enter;__traceiter_sys_enter;__bpf_trace_sys_enter;bpf_trace_run2;bpf_prog_307d151285fb21bb_btf_sys_enter [bpf]", Other},
+		// ... but not across an interrupt: that is the interrupt's overhead.
+		{sys + "ksys_write;sock_write_iter;tcp_sendmsg;tcp_sendmsg_locked;asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;__irq_exit_rcu;handle_softirqs;__raw_callee_save_pvm_irq_enable;pvm_irq_enable", Other},
+		// zcprof's own programs, and the run-time statistics' clock reads.
+		{sys + "syscall_trace_enter;__traceiter_sys_enter;__bpf_trace_sys_enter;bpf_trace_run2;bpf_prog_307d151285fb21bb_btf_sys_enter [bpf]", Tracing},
+		{sys + "ksys_write;sock_write_iter;tcp_sendmsg;tcp_sendmsg_locked;bpf_trace_run4;sched_clock;kvm_sched_clock_read;pvclock_clocksource_read_nowd", Tracing},
 		{StackUser, Other},
 		{StackUnknown, Other},
 		{"some_unknown_function;another_one", Other},
