@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	// Registers the fentry and kprobe attribution backends with attrib.
+	_ "github.com/zcprof/zcprof/profiler/exact"
 	"github.com/zcprof/zcprof/profiler/spawn"
 )
 

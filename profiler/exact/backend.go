@@ -1,6 +1,8 @@
 package exact
 
 import (
+	"errors"
+
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
@@ -22,6 +24,10 @@ type Sampled struct {
 type Backend struct {
 	tracer  *Tracer
 	sampled *Sampled
+	// ownSampler: the sampler was started for this backend; Close closes it.
+	ownSampler bool
+	// noShares says why no sampler runs for the copy shares ("" if one does).
+	noShares string
 }
 
 var _ attrib.Backend = (*Backend)(nil)
@@ -137,11 +143,19 @@ func keyTotals(iv profiler.Interval) map[profiler.Key]uint64 {
 
 // Unavailable implements attrib.Backend: every function that is not
 // traced ("function/<name>"), with the kernel's reason and what stands in
-// for it.
+// for it; and what the sampler for the copy shares could not provide.
 func (b *Backend) Unavailable() map[string]string {
 	out := map[string]string{}
 	for name, why := range b.tracer.Unavailable() {
 		out["function/"+name] = why + "; " + b.instead(name)
+	}
+	if b.sampled != nil && b.sampled.Backend != nil {
+		for k, v := range b.sampled.Backend.Unavailable() {
+			out[k] = v
+		}
+	}
+	if b.noShares != "" {
+		out["copy share"] = b.noShares
 	}
 	return out
 }
@@ -162,24 +176,13 @@ func (b *Backend) instead(name string) string {
 	return "its time stays in its traced callers"
 }
 
-// Close implements attrib.Backend. The sampler, if any, is its owner's to
-// close.
-func (b *Backend) Close() error { return b.tracer.Close() }
-
-// Start attaches the backend c chose, walking down the ladder for auto
-// when a rung fails to attach. It returns nil (and the final choice) when
-// the choice ends at sampling; an error only for a forced backend that
-// fails.
-func Start(h Host, c Choice, opts Options, sampled *Sampled) (*Backend, Choice, error) {
-	for c.Exact() {
-		opts.Mode = c.Backend
-		t, err := Attach(h, opts)
-		if err == nil {
-			return NewBackend(t, sampled), c, nil
-		}
-		if c, err = c.Fail(err); err != nil {
-			return nil, c, err
-		}
+// Close implements attrib.Backend. A sampler passed to NewBackend is its
+// owner's to close; one the starter started is closed here.
+func (b *Backend) Close() error {
+	err := b.tracer.Close()
+	if b.ownSampler && b.sampled != nil {
+		err = errors.Join(err, b.sampled.Backend.Close())
+		b.ownSampler = false
 	}
-	return nil, c, nil
+	return err
 }

@@ -90,6 +90,9 @@ func TestObjectMatchesTable(t *testing.T) {
 	}
 }
 
+// Doctor's reasons on the 6.18 development machines.
+const whyFentry = "fentry: load failed: operation not permitted (function tracing is locked down on this kernel; not RLIMIT_MEMLOCK, whatever cilium/ebpf's hint says)"
+
 func TestSummarize(t *testing.T) {
 	same := map[string]string{}
 	for _, f := range Functions {

@@ -12,6 +12,9 @@ func WriteTable(w io.Writer, d *Document) error {
 	bw := &errWriter{w: w}
 	bw.printf("zcprof %s  %s  accounting: %s (exact)  attribution: %s\n",
 		d.Command, Seconds(d.DurationNS), d.Backends.Accounting, orNone(d.Backends.Attribution))
+	if why := AttributionWhy(d.Backends); why != "" {
+		bw.printf("attribution: %s\n", why)
+	}
 	bw.printf("overhead: BPF %s over %d events (%.0f ns/event, %.2f%% of measured CPU)\n",
 		Seconds(d.Overhead.BPFNS), d.Overhead.Events, d.Overhead.NSPerEvent, 100*d.Overhead.Share)
 	for _, p := range d.Processes {

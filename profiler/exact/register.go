@@ -1,0 +1,78 @@
+package exact
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/doctor"
+)
+
+// The function-exact backends register with attrib, which does not import
+// this package: a binary gets them by importing it (cmd/zcprof does).
+func init() {
+	attrib.Register(attrib.NameFentry, starter(ModeFentry))
+	attrib.Register(attrib.NameKprobe, starter(ModeKprobe))
+}
+
+// probe is doctor's cheap check (one trivial program per kind), run once:
+// `auto` asks it before loading 16 functions it would only see refused.
+var probe = sync.OnceValues(doctor.SelectAttribution)
+
+// refusedByProbe returns doctor's reason when its probe says mode cannot
+// work here ("" when it may).
+func refusedByProbe(mode string) string {
+	sel, err := probe()
+	if err != nil {
+		return ""
+	}
+	if why, ok := sel.Unavailable[mode]; ok {
+		return why
+	}
+	return ""
+}
+
+// starter attaches mode, with a sampler beside it for the copy shares of
+// callers whose copy routine is refused (all distro kernels, KERNEL.md
+// §12). Without a sampler the backend still runs, and says so.
+func starter(mode string) attrib.Starter {
+	return func(sess *profiler.Session, o attrib.Options) (attrib.Backend, error) {
+		if o.Backend == "" || o.Backend == "auto" {
+			if why := refusedByProbe(mode); why != "" {
+				return nil, fmt.Errorf("%s (doctor's probe)", why)
+			}
+		}
+		t, err := Attach(sess, Options{Mode: mode})
+		if err != nil {
+			return nil, err
+		}
+		b := NewBackend(t, nil)
+		if !needsShares(t) {
+			return b, nil
+		}
+		hz := o.SampleHz
+		if hz == 0 {
+			hz = attrib.DefaultHz
+		}
+		s, err := attrib.Start(sess, hz)
+		if err != nil {
+			b.noShares = "no sampler for the copy share inside exact callers: " + strings.TrimSpace(err.Error())
+			return b, nil
+		}
+		b.sampled = &Sampled{Backend: s, Stacks: s.Stacks, Classify: attrib.Classify}
+		b.ownSampler = true
+		return b, nil
+	}
+}
+
+// needsShares reports whether a traced caller's copy routine is not traced.
+func needsShares(t *Tracer) bool {
+	for _, c := range copyInside {
+		if t.IsAttached(c.caller) && !t.IsAttached(c.routine) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,28 @@
+package report
+
+import "strings"
+
+// attributionRungs is the capability ladder above sampling (DESIGN.md).
+var attributionRungs = []string{"fentry", "kprobe"}
+
+// AttributionWhy is the one line that says why the attribution backend in
+// use was chosen: the kernel's reason for each better rung it skipped
+// (from backends.unavailable). "" when nothing better was skipped.
+func AttributionWhy(b Backends) string {
+	var why []string
+	for _, rung := range attributionRungs {
+		if rung == b.Attribution {
+			break
+		}
+		if r, ok := b.Unavailable[rung]; ok {
+			if !strings.HasPrefix(r, rung+":") {
+				r = rung + ": " + r
+			}
+			why = append(why, r)
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return b.Attribution + " because " + strings.Join(why, "; ")
+}
