@@ -39,6 +39,18 @@ func BenchmarkSamplingOverhead(b *testing.B) {
 		b.ReportMetric(100*share, "sampler-bpf-%cpu")
 		b.ReportMetric(float64(run.smpRunNS)/float64(max(run.smpRuns, 1)), "ns/sample")
 		b.ReportMetric(perMiB/perMiBBase, "cpu/MiB-ratio")
+		// Machine-independent bound: were the targets busy all the time,
+		// every sample would be a target's (an unwind): cost per target
+		// sample x rate. All run time is charged to target samples, so
+		// this is an upper bound.
+		var targetSamples uint64
+		for _, n := range run.samples.Counts {
+			targetSamples += n
+		}
+		busy := float64(run.smpRunNS) / float64(max(targetSamples, 1)) * DefaultHz / 1e9
+		b.ReportMetric(100*busy, "busy-target-bound-%cpu")
+		b.Logf("busy-target bound: %.0f ns per target sample x %d Hz = %.2f%% of a busy CPU",
+			float64(run.smpRunNS)/float64(max(targetSamples, 1)), DefaultHz, 100*busy)
 		b.Logf("sampler: %d runs, %.0f ns each, %.3f%% of %.0f ms measured CPU; CPU per MiB %.0f µs sampled vs %.0f µs without (x%.3f)",
 			run.smpRuns, float64(run.smpRunNS)/float64(max(run.smpRuns, 1)), 100*share, float64(cpu)/1e6,
 			perMiB/1e3, perMiBBase/1e3, perMiB/perMiBBase)
