@@ -32,6 +32,10 @@ __u64 dropped = 0;
 /* Bumped by user space when it adds targets, so that every CPU re-resolves
  * its current task (a busy thread may not switch out for a long time). */
 __u32 targets_epoch = 0;
+/* Context switches the sched_switch tracepoint did not report (seen on our
+ * VMs' patched kernel: a task became current with no event), and the
+ * nanoseconds around them whose owner is estimated. */
+__u64 missed_switches = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -47,6 +51,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct zc_thread);
 } threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_spill);
+} spill SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -122,26 +133,72 @@ static __always_inline struct zc_cpu *this_cpu(void)
 	return bpf_map_lookup_elem(&cpu_states, &zero);
 }
 
+static __always_inline struct zc_stat_val *stat_slot(struct zc_stat_key *k)
+{
+	struct zc_stat_val *v = bpf_map_lookup_elem(&stats, k);
+
+	if (!v) {
+		struct zc_stat_val zero = {};
+		bpf_map_update_elem(&stats, k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stats, k);
+	}
+	return v;
+}
+
 static __always_inline void add_stat(__u32 gen, __u8 path, __u8 ctx, __u64 ns,
 				     __u64 calls, __u64 bytes)
 {
 	struct zc_stat_key k = { .gen = gen, .path = path, .ctx = ctx };
-	struct zc_stat_val *v = bpf_map_lookup_elem(&stats, &k);
+	struct zc_stat_val *v = stat_slot(&k);
+	struct zc_spill *sp;
+	__u32 zero = 0, i;
 
-	if (!v) {
-		struct zc_stat_val zero = {};
-		bpf_map_update_elem(&stats, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&stats, &k);
-		if (!v) {
-			__sync_fetch_and_add(&dropped, 1);
-			return;
-		}
+	if (v) {
+		/* Per-CPU values, so plain adds; user space sums modulo 2^64,
+		 * which also makes the subtraction in move_unknown() safe. */
+		v->ns += ns;
+		v->calls += calls;
+		v->bytes += bytes;
+		return;
 	}
-	/* Per-CPU values, so plain adds; user space sums modulo 2^64, which
-	 * also makes the subtraction in move_unknown() safe. */
-	v->ns += ns;
-	v->calls += calls;
-	v->bytes += bytes;
+	sp = bpf_map_lookup_elem(&spill, &zero);
+	if (!sp || sp->n >= SPILL_SLOTS) {
+		__sync_fetch_and_add(&dropped, 1);
+		return;
+	}
+	i = masked(sp->n, SPILL_SLOTS - 1);
+	sp->key[i] = k;
+	sp->val[i].ns = ns;
+	sp->val[i].calls = calls;
+	sp->val[i].bytes = bytes;
+	sp->n = i + 1;
+}
+
+/* Called with interrupts off (sched_switch): nothing can nest. */
+static __always_inline void flush_spill(void)
+{
+	struct zc_spill *sp;
+	__u32 zero = 0;
+
+	sp = bpf_map_lookup_elem(&spill, &zero);
+	if (!sp || !sp->n)
+		return;
+#pragma unroll
+	for (int i = 0; i < SPILL_SLOTS; i++) {
+		struct zc_stat_val *v;
+
+		if (i >= sp->n)
+			break;
+		v = stat_slot(&sp->key[i]);
+		if (!v)
+			return; /* map full: leave them for user space */
+		v->ns += sp->val[i].ns;
+		v->calls += sp->val[i].calls;
+		v->bytes += sp->val[i].bytes;
+		/* Zeroed one by one: a later failure must not add it twice. */
+		sp->val[i].ns = sp->val[i].calls = sp->val[i].bytes = 0;
+	}
+	sp->n = 0;
 }
 
 static __always_inline int comm_eq(const char *a)
@@ -218,6 +275,33 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 }
 
 /* Learn who is current on this CPU (lazily, once per switch-in). */
+static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes);
+
+/* Another task is current than the last sched_switch announced (as next,
+ * or as the task we resolved since). Cut where
+ * the kernel started the current task's run (its se.exec_start, converted
+ * with the CPU's clock offset), as on_switch would have. */
+static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 now = bpf_ktime_get_ns(), rq = task->se.exec_start, b = now;
+
+	__sync_fetch_and_add(&missed_switches, 1);
+	if (c->clk_off && rq)
+		b = rq + c->clk_off;
+	if (b > now)
+		b = now;
+	if (b < c->last_ts)
+		b = c->last_ts;
+	charge(c, b, 0, 0);
+	c->in_pid = tid;
+	c->in_ts = b;
+	c->in_rq = rq;
+	c->tid = tid;
+	c->resolved = 0;
+	c->gen = 0;
+}
+
 static __always_inline void resolve(struct zc_cpu *c)
 {
 	struct task_struct *task;
@@ -225,10 +309,11 @@ static __always_inline void resolve(struct zc_cpu *c)
 	__u64 pt;
 	__u32 tid, tgid;
 
+	/* Whether or not the announced task was resolved yet. */
+	if (c->last_ts && c->tid != (__u32)bpf_get_current_pid_tgid())
+		missed_switch(c, (__u32)bpf_get_current_pid_tgid());
 	if (c->resolved && c->epoch == targets_epoch)
 		return;
-	if (!c->resolved && c->tid != (__u32)bpf_get_current_pid_tgid())
-		c->billed_in = 0; /* not the task the switch announced */
 	c->epoch = targets_epoch;
 	pt = bpf_get_current_pid_tgid();
 	tid = (__u32)pt;
@@ -255,43 +340,43 @@ static __always_inline void resolve(struct zc_cpu *c)
 	}
 	c->gen = t->gen;
 	c->path = t->path;
-	if (c->billed_in) {
-		add_stat(c->gen, c->path, CTX_BILLED_FROM_PREV, c->billed_in, 0, 0);
-		c->billed_in = 0;
-	}
 }
 
 /* Charge the time since the previous event on this CPU, with the calls and
- * bytes of a syscall that ends now. */
-static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
+ * bytes of a syscall that ends now.
+ *
+ * Syscall tracepoints are preemptible since 6.x (faultable), and interrupt
+ * handlers nest into any handler: another handler of this CPU (sched_switch
+ * included) may run between any two of our instructions. So the owner of
+ * the span is read first, and the span is claimed with a compare-and-swap:
+ * if anything moved last_ts meanwhile, it charged that span itself. */
+static __always_inline void charge_as(struct zc_cpu *c, __u64 now, __u32 gen, __u8 path,
+				      __u64 calls, __u64 bytes)
 {
+	__u32 tid = c->tid;
+	__u8 sys_path = c->sys_path;
+	__u8 ctx = c->depth ? c->stack[masked(c->depth, MAX_DEPTH - 1)] : CTX_TASK;
 	__u64 last = c->last_ts, d = 0;
-	__u8 ctx;
 
-	/* An interrupt handler may have run between our clock read and here
-	 * and moved last_ts past now: never move it back (that would count
-	 * the interrupt twice). */
-	if (now > last) {
-		c->last_ts = now;
-		if (last) /* else: first event on this CPU, nothing to charge */
-			d = now - last;
-	}
-	ctx = c->stack[masked(c->depth, MAX_DEPTH - 1)];
-	if (c->depth == 0)
-		ctx = CTX_TASK;
+	if (now > last && __sync_val_compare_and_swap(&c->last_ts, last, now) == last && last)
+		d = now - last; /* (last == 0: first event on this CPU) */
 	if (ctx >= NR_CTX || (!d && !calls))
 		return;
-	if (c->gen) {
-		add_stat(c->gen, c->path, ctx, d, calls, bytes);
-		if (c->path == PATH_UNKNOWN) {
-			__u32 tid = c->tid;
+	if (gen) {
+		add_stat(gen, path, ctx, d, calls, bytes);
+		if (path == PATH_UNKNOWN) {
 			struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
 			if (t)
 				t->unknown_ns[masked(ctx, 7)] += d;
 		}
 	} else if (ctx != CTX_TASK) {
-		add_stat(0, c->sys_path, ctx, d, calls, 0);
+		add_stat(0, sys_path, ctx, d, calls, 0);
 	}
+}
+
+static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
+{
+	charge_as(c, now, c->gen, c->path, calls, bytes);
 }
 
 /* The first boundary of a thread tells what it was doing before: move what
@@ -440,15 +525,6 @@ static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t
 	return 0;
 }
 
-static __always_inline struct zc_thread *current_thread(struct zc_cpu *c)
-{
-	__u32 tid = c->tid;
-
-	if (!c->gen)
-		return NULL;
-	return bpf_map_lookup_elem(&threads, &tid);
-}
-
 #define ENOSYS 38
 
 /* A thread first seen between two boundaries (registered while running,
@@ -484,6 +560,23 @@ static __always_inline void settle_unknown(struct zc_cpu *c)
 	c->path = path;
 }
 
+/* The syscall handlers find their thread by the current tid, not through
+ * the CPU's cached identity: they can be preempted (and the cache reset by
+ * sched_switch) anywhere, and a syscall's call, bytes and path transition
+ * must never be lost. */
+static __always_inline struct zc_thread *self_thread(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline void set_cpu_path(struct zc_cpu *c, __u8 path)
+{
+	if (c->resolved && c->tid == (__u32)bpf_get_current_pid_tgid())
+		c->path = path;
+}
+
 static __always_inline int on_sys_enter(long id)
 {
 	/* The saved user registers, typed: argument reads are plain loads in
@@ -497,16 +590,18 @@ static __always_inline int on_sys_enter(long id)
 	if (!c)
 		return 0;
 	resolve(c);
-	charge(c, now, 0, 0);
-	t = current_thread(c);
-	if (!t)
+	t = self_thread();
+	if (!t) {
+		charge(c, now, 0, 0);
 		return 0;
+	}
 	if (t->path == PATH_UNKNOWN)
 		move_unknown(t, PATH_USER);
+	charge_as(c, now, t->gen, PATH_USER, 0, 0);
 	path = classify(id, regs, t);
 	t->path = path;
 	t->nr = id;
-	c->path = path;
+	set_cpu_path(c, path);
 	return 0;
 }
 
@@ -522,7 +617,7 @@ static __always_inline int on_sys_exit(long ret)
 	if (!c)
 		return 0;
 	resolve(c);
-	t = current_thread(c);
+	t = self_thread();
 	if (!t) {
 		charge(c, now, 0, 0);
 		return 0;
@@ -534,15 +629,13 @@ static __always_inline int on_sys_exit(long ret)
 		path = classify(regs->orig_ax, regs, t);
 		if (t->path == PATH_UNKNOWN)
 			move_unknown(t, path);
-		t->path = path;
-		c->path = path;
 	}
 	calls = t->arg == 1 && path == PATH_TX_MSG_ZEROCOPY ? 0 : 1;
 	bytes = exit_bytes(path, ret, t);
 	/* One map update for the syscall's time, call and bytes. */
-	charge(c, now, calls, bytes);
+	charge_as(c, now, t->gen, path, calls, bytes);
 	t->path = PATH_USER;
-	c->path = PATH_USER;
+	set_cpu_path(c, PATH_USER);
 	return 0;
 }
 
@@ -567,15 +660,25 @@ static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 	bpf_map_delete_elem(&threads, &tid);
 }
 
-/* The kernel ends prev's runtime where update_curr() last ran for it (in
- * __schedule) and starts next's at its se.exec_start, both read from the rq
- * clock taken at the top of __schedule or earlier: after a wakeup
- * preemption the rq clock is not updated again (rq_clock_skip_update), so
- * the rest of the waker's run until the switch is billed to the woken task.
- * sched_switch itself fires later still, after pick_next_task and newidle
- * balancing. We cut as close to the kernel as the events we have already
- * charged allow, and record the remaining difference on each side
- * (CTX_BILLED_*) for the schedstat self-check. */
+/* Where a run ends. The kernel ends prev's run where update_curr() last
+ * read the rq clock for it (prev's se.exec_start) and starts next's at its
+ * se.exec_start; sched_switch fires later (after pick_next_task, newidle
+ * balancing included). Cut near the kernel's point, converted to our clock
+ * with the CPU's offset estimate, but never before what was already
+ * charged. Whatever difference remains is measured exactly per run below. */
+static __always_inline __u64 run_end(struct zc_cpu *c, __u64 prev_exec_start, __u64 now)
+{
+	__u64 b = now;
+
+	if (c->clk_off && c->tid && prev_exec_start)
+		b = prev_exec_start + c->clk_off;
+	if (b > now)
+		b = now;
+	if (b < c->last_ts)
+		b = c->last_ts;
+	return b;
+}
+
 static __always_inline __s64 clamp_diff(__s64 d)
 {
 	return d > 100000000LL || d < -100000000LL ? 0 : d;
@@ -585,26 +688,25 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 				     __u64 prev_exec_start, __u32 next_pid, __u64 next_exec_start)
 {
 	struct zc_cpu *c = this_cpu();
-	__u64 now = bpf_ktime_get_ns(), kp = 0, kn = 0, b;
+	__u64 now = bpf_ktime_get_ns(), b;
 
 	if (!c)
 		return 0;
+	flush_spill();
 	resolve(c); /* current is still prev */
 	settle_unknown(c);
-	if (c->clk_off) {
-		/* exec_start is where update_curr() last cut each task. */
-		if (c->tid && prev_exec_start)
-			kp = prev_exec_start + c->clk_off; /* kernel's end of prev */
-		if (next_pid && next_exec_start)
-			kn = next_exec_start + c->clk_off; /* kernel's start of next */
-	}
-	b = kp ? kp : (kn ? kn : now);
-	if (b < c->last_ts || b > now)
-		b = b > now ? now : c->last_ts;
+	b = run_end(c, prev_exec_start, now);
 	charge(c, b, 0, 0);
-	if (c->gen && kp)
-		add_stat(c->gen, c->path, CTX_BILLED_TO_NEXT, clamp_diff(b - kp), 0, 0);
-	c->billed_in = kn ? clamp_diff(b - kn) : 0;
+	/* A run never changes CPU, so both lengths below use one clock each:
+	 * ours, and this CPU's rq clock (sum_exec_runtime grows by exactly
+	 * what exec_start advances). No clock conversion, no estimate. */
+	if (c->gen && c->in_pid == c->tid && c->in_rq && prev_exec_start) {
+		__s64 ours = b - c->in_ts, kernel = prev_exec_start - c->in_rq;
+		add_stat(c->gen, c->path, CTX_KERNEL_DIFF, clamp_diff(ours - kernel), 0, 0);
+	}
+	c->in_pid = next_pid;
+	c->in_ts = b;
+	c->in_rq = next_exec_start;
 	if (c->gen && prev_state == TASK_DEAD)
 		finish_thread(prev, c->tid);
 	c->tid = next_pid;
@@ -615,28 +717,30 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 }
 
 /* update_curr() reports each runtime increment of a CPU's current task,
- * with se.exec_start just set to the rq clock it used: a sample of the
- * offset between our clock and the rq clock. A stale rq clock (it is not
- * updated on every path) makes a sample too large, so keep the smallest,
- * letting it rise slowly (steal time moves the task clock). The update may
- * run on another CPU (remote wakeup), so the sample goes to the task's CPU. */
-static __always_inline int on_stat_runtime(__u32 pid, __u32 cpu, __u64 exec_start)
+ * with se.exec_start just set to the rq clock value it cut at. That value
+ * was read at the last update_rq_clock(), often microseconds earlier (the
+ * top of __schedule, the wakeup's enqueue), and that earlier moment is
+ * where the kernel really cuts: so the offset between our clock and the rq
+ * clock is the smallest (freshest) sample, not the latest. It may rise
+ * (steal time stops the task clock), so it is let up slowly. The update
+ * may run on another CPU (remote wakeup). */
+static __always_inline int on_stat_runtime(__u32 pid, __u64 exec_start)
 {
 	struct zc_cpu *c;
-	__u32 zero = 0;
 	__s64 sample;
 
-	if (pid == (__u32)bpf_get_current_pid_tgid())
-		c = this_cpu();
-	else
-		c = bpf_map_lookup_percpu_elem(&cpu_states, &zero, cpu);
+	/* Only local samples: a remote update reads the other CPU's rq clock
+	 * through sched_clock_remote(), whose offset is not that CPU's. */
+	if (pid != (__u32)bpf_get_current_pid_tgid())
+		return 0;
+	c = this_cpu();
 	if (!c || !exec_start)
 		return 0;
 	sample = bpf_ktime_get_ns() - exec_start;
 	if (!c->clk_off || sample < c->clk_off)
 		c->clk_off = sample;
 	else
-		c->clk_off += (sample - c->clk_off) >> 8;
+		c->clk_off += (sample - c->clk_off) >> 10;
 	return 0;
 }
 
@@ -753,11 +857,43 @@ static __always_inline int on_sock_send_length(int ret)
 
 /* ---- tp_btf ---- */
 
+/* Syscall tracepoints are faultable since 6.14: their probes run with
+ * preemption on, and a handler could be preempted and migrated while it
+ * holds this CPU's state (seen here: a thread's identity written into the
+ * state of a CPU it no longer ran on). 6.10+ lets us hold preemption off;
+ * before 6.14 the tracepoint itself does. */
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+static __always_inline int sys_enter_pinned(long id)
+{
+	int ret;
+
+	if (bpf_preempt_disable)
+		bpf_preempt_disable();
+	ret = on_sys_enter(id);
+	if (bpf_preempt_enable)
+		bpf_preempt_enable();
+	return ret;
+}
+
+static __always_inline int sys_exit_pinned(long r)
+{
+	int ret;
+
+	if (bpf_preempt_disable)
+		bpf_preempt_disable();
+	ret = on_sys_exit(r);
+	if (bpf_preempt_enable)
+		bpf_preempt_enable();
+	return ret;
+}
+
 SEC("tp_btf/sys_enter")
-int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long id) { return on_sys_enter(id); }
+int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long id) { return sys_enter_pinned(id); }
 
 SEC("tp_btf/sys_exit")
-int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret) { return on_sys_exit(ret); }
+int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret) { return sys_exit_pinned(ret); }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -770,7 +906,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 SEC("tp_btf/sched_stat_runtime")
 int BPF_PROG(btf_stat_runtime, struct task_struct *p)
 {
-	return on_stat_runtime(p->pid, p->thread_info.cpu, p->se.exec_start);
+	return on_stat_runtime(p->pid, p->se.exec_start);
 }
 
 SEC("tp_btf/softirq_entry")
@@ -803,10 +939,10 @@ int BPF_PROG(btf_sock_send_length, struct sock *sk, int ret) { return on_sock_se
 /* ---- raw_tp ---- */
 
 SEC("raw_tp/sys_enter")
-int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id) { return on_sys_enter(id); }
+int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id) { return sys_enter_pinned(id); }
 
 SEC("raw_tp/sys_exit")
-int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret) { return on_sys_exit(ret); }
+int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret) { return sys_exit_pinned(ret); }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -819,8 +955,7 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 SEC("raw_tp/sched_stat_runtime")
 int BPF_PROG(raw_stat_runtime, struct task_struct *p)
 {
-	return on_stat_runtime(BPF_CORE_READ(p, pid), BPF_CORE_READ(p, thread_info.cpu),
-			       BPF_CORE_READ(p, se.exec_start));
+	return on_stat_runtime(BPF_CORE_READ(p, pid), BPF_CORE_READ(p, se.exec_start));
 }
 
 SEC("raw_tp/softirq_entry")

@@ -35,13 +35,13 @@ enum zc_ctx {
 	CTX_SOFTIRQ_OTHER = 3,
 	CTX_HARDIRQ = 4,
 	NR_CTX = 5,
-	/* Not on-CPU time: where the kernel's sum_exec_runtime draws a context
-	 * switch earlier than the switch itself (the rq clock is not updated
-	 * after a wakeup preemption), the kernel bills [its boundary, switch]
-	 * to the next task. Kept apart so the schedstat self-check can
-	 * compare like with like. */
-	CTX_BILLED_TO_NEXT = 5,
-	CTX_BILLED_FROM_PREV = 6,
+	/* Not on-CPU time: per run of a thread, the time we measured minus
+	 * what the kernel added to its sum_exec_runtime (signed, modulo 2^64).
+	 * The kernel cuts its runs where it last read the rq clock, which
+	 * after a wakeup preemption is the wakeup itself (rq_clock_skip_update):
+	 * the rest of the waker's run is billed to the woken task. Kept apart
+	 * so the schedstat self-check compares like with like. */
+	CTX_KERNEL_DIFF = 5,
 };
 
 /* Target filters, ORed in cfg_filter. */
@@ -66,6 +66,20 @@ struct zc_stat_val {
 	__u64 calls; /* completed syscalls (CTX_TASK) or interrupt entries */
 	__u64 ns;
 	__u64 bytes; /* syscall return values on socket paths */
+};
+
+/* Counts add_stat could not insert: a new key's insertion fails with
+ * -EBUSY when it interrupts another update of the same hash bucket on this
+ * CPU (htab's recursion guard; syscall tracepoints are preemptible, and
+ * interrupt handlers nest). Flushed at the next sched_switch, read by user
+ * space too, so nothing is lost. */
+#define SPILL_SLOTS 8
+
+struct zc_spill {
+	__u32 n;
+	__u32 pad;
+	struct zc_stat_key key[SPILL_SLOTS];
+	struct zc_stat_val val[SPILL_SLOTS];
 };
 
 /* Per thread, keyed by tid. Deleted when the thread is switched out dead, so
@@ -106,9 +120,10 @@ struct zc_cpu {
 	__u8 sys_path;  /* system-row path used when gen == 0 */
 	__u8 stack[MAX_DEPTH];
 	__u32 epoch;    /* targets_epoch at resolution */
-	__u32 pad;
-	__s64 clk_off;  /* ktime - rq_clock_task (see on_stat_runtime) */
-	__u64 billed_in; /* CTX_BILLED_FROM_PREV for the next task, once resolved */
+	__u32 in_pid;   /* task switched in last, */
+	__s64 clk_off;  /* our clock - rq clock (see on_stat_runtime) */
+	__u64 in_ts;    /* where we started its run (our clock) */
+	__u64 in_rq;    /* and where the kernel did (its se.exec_start, rq clock) */
 };
 
 #endif

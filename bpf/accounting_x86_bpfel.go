@@ -24,9 +24,18 @@ type AccountingZcCpu struct {
 	SysPath  uint8
 	Stack    [4]uint8
 	Epoch    uint32
-	Pad      uint32
+	InPid    uint32
 	ClkOff   int64
-	BilledIn uint64
+	InTs     uint64
+	InRq     uint64
+}
+
+type AccountingZcSpill struct {
+	_   structs.HostLayout
+	N   uint32
+	Pad uint32
+	Key [8]AccountingZcStatKey
+	Val [8]AccountingZcStatVal
 }
 
 type AccountingZcStatKey struct {
@@ -75,6 +84,7 @@ type AccountingZcThreadInfo struct {
 const (
 	AccountingMapCgroupFilter       = "cgroup_filter"
 	AccountingMapCpuStates          = "cpu_states"
+	AccountingMapSpill              = "spill"
 	AccountingMapStats              = "stats"
 	AccountingMapTargetsTgid        = "targets_tgid"
 	AccountingMapTargetsTid         = "targets_tid"
@@ -109,6 +119,7 @@ const (
 	AccountingVarCfgFollowChildren  = "cfg_follow_children"
 	AccountingVarCfgSelfTgid        = "cfg_self_tgid"
 	AccountingVarDropped            = "dropped"
+	AccountingVarMissedSwitches     = "missed_switches"
 	AccountingVarNextGen            = "next_gen"
 	AccountingVarTargetsEpoch       = "targets_epoch"
 )
@@ -187,6 +198,7 @@ type AccountingProgramSpecs struct {
 type AccountingMapSpecs struct {
 	CgroupFilter *ebpf.MapSpec `ebpf:"cgroup_filter"`
 	CpuStates    *ebpf.MapSpec `ebpf:"cpu_states"`
+	Spill        *ebpf.MapSpec `ebpf:"spill"`
 	Stats        *ebpf.MapSpec `ebpf:"stats"`
 	TargetsTgid  *ebpf.MapSpec `ebpf:"targets_tgid"`
 	TargetsTid   *ebpf.MapSpec `ebpf:"targets_tid"`
@@ -203,6 +215,7 @@ type AccountingVariableSpecs struct {
 	CfgFollowChildren *ebpf.VariableSpec `ebpf:"cfg_follow_children"`
 	CfgSelfTgid       *ebpf.VariableSpec `ebpf:"cfg_self_tgid"`
 	Dropped           *ebpf.VariableSpec `ebpf:"dropped"`
+	MissedSwitches    *ebpf.VariableSpec `ebpf:"missed_switches"`
 	NextGen           *ebpf.VariableSpec `ebpf:"next_gen"`
 	TargetsEpoch      *ebpf.VariableSpec `ebpf:"targets_epoch"`
 }
@@ -229,6 +242,7 @@ func (o *AccountingObjects) Close() error {
 type AccountingMaps struct {
 	CgroupFilter *ebpf.Map `ebpf:"cgroup_filter"`
 	CpuStates    *ebpf.Map `ebpf:"cpu_states"`
+	Spill        *ebpf.Map `ebpf:"spill"`
 	Stats        *ebpf.Map `ebpf:"stats"`
 	TargetsTgid  *ebpf.Map `ebpf:"targets_tgid"`
 	TargetsTid   *ebpf.Map `ebpf:"targets_tid"`
@@ -240,6 +254,7 @@ func (m *AccountingMaps) Close() error {
 	return _AccountingClose(
 		m.CgroupFilter,
 		m.CpuStates,
+		m.Spill,
 		m.Stats,
 		m.TargetsTgid,
 		m.TargetsTid,
@@ -257,6 +272,7 @@ type AccountingVariables struct {
 	CfgFollowChildren *ebpf.Variable `ebpf:"cfg_follow_children"`
 	CfgSelfTgid       *ebpf.Variable `ebpf:"cfg_self_tgid"`
 	Dropped           *ebpf.Variable `ebpf:"dropped"`
+	MissedSwitches    *ebpf.Variable `ebpf:"missed_switches"`
 	NextGen           *ebpf.Variable `ebpf:"next_gen"`
 	TargetsEpoch      *ebpf.Variable `ebpf:"targets_epoch"`
 }

@@ -41,12 +41,8 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 	var unresolved uint64
 	var boundary int64
 	for k, c := range t.Counters {
-		switch k.Ctx {
-		case CtxBilledFromPrev:
-			boundary += int64(c.NS)
-			continue
-		case CtxBilledToNext:
-			boundary -= int64(c.NS)
+		if k.Ctx == CtxKernelDiff {
+			boundary -= int64(c.NS) // modular sum of signed per-run differences
 			continue
 		}
 		if k.Path == pathUnknown {

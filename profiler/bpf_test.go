@@ -53,6 +53,17 @@ func profileChild(t *testing.T, backend string) (*report.Document, childCounts) 
 		t.Fatal(err)
 	}
 	assertDetached(t, res.Document.Backends.ProgramIDs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			// Keep the evidence.
+			f, err := os.CreateTemp("", "zcprof-failed-*.json")
+			if err == nil {
+				report.WriteJSON(f, res.Document)
+				f.Close()
+				t.Logf("document saved in %s; child counts %+v", f.Name(), c)
+			}
+		}
+	})
 	return res.Document, c
 }
 

@@ -49,6 +49,9 @@ func (s *Session) NewDocument(command string, iv Interval, measuredNS uint64) *r
 	if iv.ByteClassDrops > 0 {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%d byte-class updates were refused by a busy map bucket: byte classes may be slightly low", iv.ByteClassDrops))
 	}
+	if iv.MissedSwitches > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d context switches were not reported by the sched_switch tracepoint (a task was found running with no event; seen on patched kernels): zcprof placed those boundaries where the kernel started the task (se.exec_start)", iv.MissedSwitches))
+	}
 	if iv.BPFMisses > 0 {
 		d.Warnings = append(d.Warnings, "the kernel skipped some accounting events because another BPF program was running on the same CPU (recursion guard); totals may be slightly low")
 	}

@@ -38,20 +38,17 @@ func (t ThreadDelta) MeasuredNS() uint64 {
 	return sum
 }
 
-// BoundaryNS is what the kernel's schedstat bills to this thread (positive)
-// or away from it (negative) at context switches, compared with where the
-// switches really happen (see CtxBilledToNext).
+// BoundaryNS is what the kernel's schedstat bills to this thread beyond
+// (positive) or short of (negative) the time zcprof measured, because the
+// kernel cuts runs where it last read the rq clock (see CtxKernelDiff).
 func (t ThreadDelta) BoundaryNS() int64 {
-	var in, out uint64
+	var diff uint64 // modular: the per-run differences are signed
 	for k, c := range t.Counters {
-		switch k.Ctx {
-		case CtxBilledFromPrev:
-			in += c.NS
-		case CtxBilledToNext:
-			out += c.NS
+		if k.Ctx == CtxKernelDiff {
+			diff += c.NS
 		}
 	}
-	return int64(in) - int64(out)
+	return -int64(diff)
 }
 
 // InterruptNS is the softirq and hardirq time that ran in the thread.
@@ -74,6 +71,8 @@ type Interval struct {
 	BPFEvents  uint64
 	BPFMisses  uint64
 	Dropped    uint64
+	// MissedSwitches: see Snapshot.
+	MissedSwitches uint64
 	// ByteClassDrops counts byte-class updates the maps refused.
 	ByteClassDrops uint64
 }
@@ -84,12 +83,13 @@ func Delta(prev, cur *Snapshot) Interval {
 		prev = &Snapshot{Counters: map[Key]Counter{}, Threads: map[uint32]ThreadInfo{}, Clocks: map[uint32]Clock{}}
 	}
 	iv := Interval{
-		DurationNS: cur.MonoNS - prev.MonoNS,
-		System:     map[PathCtx]Counter{},
-		BPFRunNS:   cur.BPFRunNS - prev.BPFRunNS,
-		BPFEvents:  cur.BPFEvents - prev.BPFEvents,
-		BPFMisses:  cur.BPFMisses - prev.BPFMisses,
-		Dropped:    cur.Dropped - prev.Dropped,
+		DurationNS:     cur.MonoNS - prev.MonoNS,
+		System:         map[PathCtx]Counter{},
+		BPFRunNS:       cur.BPFRunNS - prev.BPFRunNS,
+		BPFEvents:      cur.BPFEvents - prev.BPFEvents,
+		BPFMisses:      cur.BPFMisses - prev.BPFMisses,
+		Dropped:        cur.Dropped - prev.Dropped,
+		MissedSwitches: cur.MissedSwitches - prev.MissedSwitches,
 	}
 	byGen := map[uint32]*ThreadDelta{}
 	for k, c := range cur.Counters {

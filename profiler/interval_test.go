@@ -68,14 +68,14 @@ func TestEntrySplitsContexts(t *testing.T) {
 		{PathTxWrite, CtxSoftirqNetRx}: {Calls: 2, NS: 200},
 		{PathUser, CtxHardirq}:         {Calls: 1, NS: 10},
 		{pathUnknown, CtxTask}:         {NS: 7},
-		{PathTxWrite, CtxBilledToNext}: {NS: 30},
-		{PathOther, CtxBilledFromPrev}: {NS: 5},
+		{PathTxWrite, CtxKernelDiff}:   {NS: 30},
+		{PathOther, CtxKernelDiff}:     {NS: 5},
 		{PathRxRead, CtxSoftirqOther}:  {Calls: 1, NS: 3},
 	}, Runtime: 700}
 	cpu, paths := tot.Entry()
 	if cpu.UserNS != 100 || cpu.KernelNS != 407 || cpu.SoftirqNS != 203 || cpu.HardirqNS != 10 ||
 		cpu.SoftirqNetRxNS != 200 || cpu.SoftirqOtherNS != 3 || cpu.OnCPUNS != 720 ||
-		cpu.UnresolvedNS != 7 || cpu.SchedstatBoundaryNS != -25 {
+		cpu.UnresolvedNS != 7 || cpu.SchedstatBoundaryNS != -35 {
 		t.Fatalf("cpu %+v", cpu)
 	}
 	var sum uint64

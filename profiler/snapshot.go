@@ -63,6 +63,9 @@ type Snapshot struct {
 	BPFEvents uint64
 	BPFMisses uint64 // handler runs skipped by the kernel's recursion guard
 	Dropped   uint64
+	// MissedSwitches counts context switches sched_switch did not report
+	// (a task found current with no event); their boundaries are estimated.
+	MissedSwitches uint64
 	// ByteClasses are the byte-class counters (nil: not loaded).
 	ByteClasses    map[ByteKey]ByteCount
 	ByteClassDrops uint64
@@ -99,9 +102,10 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 		}
 	}
 	s.readOverhead(snap)
-	var dropped uint64
-	if err := s.core.Variables["dropped"].Get(&dropped); err == nil {
-		snap.Dropped = dropped
+	for name, dst := range map[string]*uint64{"dropped": &snap.Dropped, "missed_switches": &snap.MissedSwitches} {
+		if err := s.core.Variables[name].Get(dst); err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
 	}
 	return snap, nil
 }
@@ -121,6 +125,18 @@ func (s *Session) readCounters(snap *Snapshot) error {
 	}
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read stats: %w", err)
+	}
+	// Counts waiting in the spill slots (see struct zc_spill).
+	var spills []bpf.AccountingZcSpill
+	if err := s.core.Maps["spill"].Lookup(uint32(0), &spills); err != nil {
+		return fmt.Errorf("read spill: %w", err)
+	}
+	for _, sp := range spills {
+		for i := 0; i < int(sp.N) && i < len(sp.Key); i++ {
+			k := Key{sp.Key[i].Gen, Path(sp.Key[i].Path), Ctx(sp.Key[i].Ctx)}
+			v := sp.Val[i]
+			snap.Counters[k] = snap.Counters[k].add(Counter{v.Calls, v.Ns, v.Bytes})
+		}
 	}
 	return nil
 }

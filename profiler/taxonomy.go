@@ -65,22 +65,21 @@ const (
 	CtxSoftirqOther
 	CtxHardirq
 	numCtx
-	// Not on-CPU time: the kernel's sum_exec_runtime draws some context
-	// switches earlier than the switch itself (after a wakeup preemption
-	// the rq clock is not updated again), billing the difference to the
-	// next task. zcprof keeps it apart for the schedstat self-check.
-	CtxBilledToNext   Ctx = 5
-	CtxBilledFromPrev Ctx = 6
+	// Not on-CPU time: per run, what zcprof measured minus what the
+	// kernel added to sum_exec_runtime. The kernel cuts runs where it last
+	// read the rq clock; after a wakeup preemption that is the wakeup, so
+	// the rest of the waker's run is billed to the woken task. Kept apart
+	// for the schedstat self-check.
+	CtxKernelDiff Ctx = 5
 )
 
 var ctxNames = [...]string{
-	CtxTask:           "task",
-	CtxSoftirqNetRx:   "softirq.net_rx",
-	CtxSoftirqNetTx:   "softirq.net_tx",
-	CtxSoftirqOther:   "softirq.other",
-	CtxHardirq:        "hardirq",
-	CtxBilledToNext:   "billed_to_next",
-	CtxBilledFromPrev: "billed_from_prev",
+	CtxTask:         "task",
+	CtxSoftirqNetRx: "softirq.net_rx",
+	CtxSoftirqNetTx: "softirq.net_tx",
+	CtxSoftirqOther: "softirq.other",
+	CtxHardirq:      "hardirq",
+	CtxKernelDiff:   "kernel_diff",
 }
 
 func (c Ctx) String() string {
