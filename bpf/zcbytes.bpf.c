@@ -401,6 +401,15 @@ static __always_inline __u8 decide(const struct sock *sk, const struct msghdr *m
 	return ZCB_TX_COPY;
 }
 
+/* kTLS (software) copies and encrypts the user's bytes into records of its
+ * own and hands those to tcp_sendmsg_locked with MSG_SPLICE_PAGES, for a
+ * plain write() too: the splice there is of its own pages. (Not testable on
+ * our kernels: no CONFIG_TLS.) */
+static __always_inline int has_ulp(const struct sock *sk)
+{
+	return BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_ulp_ops) != NULL;
+}
+
 /* Without tcp_sendmsg_locked: the same decision from what the syscall was
  * (the accounting's path) and the socket's state now. io_uring sends run
  * in io_uring_enter, in io-wq workers, or from task_work on any return to
@@ -476,7 +485,9 @@ int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 	path = t->path;
 	if (class == 0xff)
 		class = decide_fallback(path, sk);
-	if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
+	if (class == ZCB_TX_SPLICE && has_ulp(sk))
+		class = ZCB_TX_COPY_ULP;
+	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
 		class = ZCB_TX_SPLICE_SRC_COPY;
 	add(t->gen, path, class, ret, 1);
 	if (class == ZCB_TX_PINNED)

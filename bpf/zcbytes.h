@@ -26,7 +26,8 @@ enum zcb_class {
 	ZCB_RX_COPY = 15,           /* copied to user (skb_copy_datagram_iovec, TCP) */
 	ZCB_RX_MAPPED = 16,         /* mapped by TCP_ZEROCOPY_RECEIVE */
 	ZCB_RETRANS_ZC = 17,        /* zero-copy skb payload retransmitted (copied again where the first was) */
-	NR_ZCB = 18,
+	ZCB_TX_COPY_ULP = 18,       /* "spliced" by a TCP ULP (kTLS) into records it built: copied */
+	NR_ZCB = 19,
 };
 
 #define ZCB_NR_DEFERRED 4 /* ZCB_DEFERRED_LOOPBACK .. ZCB_DEFERRED_TAP */

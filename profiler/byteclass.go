@@ -23,6 +23,7 @@ const (
 	ClassRxCopy
 	ClassRxMapped
 	ClassRetransZC // zero-copy payload retransmitted: copied again where the first copy was
+	ClassTxCopyULP // spliced by a TCP ULP (kTLS) from records it copied the bytes into
 	numByteClasses
 )
 
@@ -45,6 +46,7 @@ var byteClassNames = [...]string{
 	ClassRxCopy:             "rx.copy",
 	ClassRxMapped:           "rx.mapped",
 	ClassRetransZC:          "retransmit.zc",
+	ClassTxCopyULP:          "tx.copy.ulp",
 }
 
 func (c ByteClass) String() string {

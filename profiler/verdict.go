@@ -27,7 +27,7 @@ func (t byteTotals) events(cs ...ByteClass) uint64 {
 }
 
 var (
-	txCopyClasses     = []ByteClass{ClassTxCopy, ClassTxCopyZCIgnored, ClassTxCopyNoSG, ClassTxSpliceSourceCopy}
+	txCopyClasses     = []ByteClass{ClassTxCopy, ClassTxCopyZCIgnored, ClassTxCopyNoSG, ClassTxSpliceSourceCopy, ClassTxCopyULP}
 	txClasses         = append([]ByteClass{ClassTxSplice, ClassTxPinned, ClassTxUnclassified}, txCopyClasses...)
 	deferredClasses   = []ByteClass{ClassDeferredLoopback, ClassDeferredVeth, ClassDeferredTap, ClassDeferredOther}
 	deferredWhere     = map[ByteClass]string{ClassDeferredLoopback: "loopback", ClassDeferredVeth: "veth", ClassDeferredTap: "packet tap", ClassDeferredOther: "another device"}
@@ -121,6 +121,8 @@ func (t byteTotals) txVerdict(zc *report.Zerocopy, splicer string) (string, stri
 			verdict = splicer + " from a source that cannot splice (O_DIRECT, DAX, procfs, /dev/zero ...): copied"
 		case zc.TxCopiedNoSGBytes:
 			verdict = "zero-copy requested but copied on send: the route has no scatter-gather (TCP-MD5/AO, IPsec)"
+		case t[ClassTxCopyULP].Bytes:
+			verdict = "copy: kTLS (a TCP upper-layer protocol) copies every byte into its own records"
 		default:
 			verdict = "copy: every byte copied on send"
 			if why := t.copyCauses(zc, splicer); why != "" {
@@ -166,6 +168,9 @@ func (t byteTotals) copyCauses(zc *report.Zerocopy, splicer string) string {
 	if n := zc.TxCopiedNoSGBytes; n > 0 {
 		out = append(out, fmt.Sprintf("%s with zero-copy asked on a route without scatter-gather", size(n)))
 	}
+	if n := t[ClassTxCopyULP].Bytes; n > 0 {
+		out = append(out, fmt.Sprintf("%s copied into kTLS records", size(n)))
+	}
 	return strings.Join(out, "; ")
 }
 
@@ -180,6 +185,9 @@ func (t byteTotals) txReason(zc *report.Zerocopy) string {
 	}
 	if n := zc.TxCopiedNoSGBytes; n > 0 {
 		parts = append(parts, size(n)+" copied for lack of scatter-gather on the route")
+	}
+	if n := t[ClassTxCopyULP].Bytes; n > 0 {
+		parts = append(parts, size(n)+" copied into records by a TCP upper-layer protocol (kTLS) before it spliced them")
 	}
 	if n := zc.TxSourceCopiedBytes; n > 0 {
 		parts = append(parts, size(n)+" spliced from pages copy_splice_read had just filled (the source cannot splice)")

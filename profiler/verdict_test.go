@@ -87,6 +87,12 @@ func TestZerocopyVerdicts(t *testing.T) {
 			},
 		},
 		{
+			name:    "kTLS write and sendfile",
+			in:      map[ByteClass]ByteCount{ClassTxCopyULP: b(4 * m)},
+			verdict: "copy: kTLS (a TCP upper-layer protocol) copies every byte into its own records",
+			check:   func(zc *report.Zerocopy) bool { return zc.TxCopiedBytes == 4*m && zc.TxSplicedBytes == 0 },
+		},
+		{
 			name:    "route without scatter-gather",
 			in:      map[ByteClass]ByteCount{ClassTxCopyNoSG: b(4 * m)},
 			verdict: "zero-copy requested but copied on send: the route has no scatter-gather (TCP-MD5/AO, IPsec)",
