@@ -524,3 +524,92 @@ func checkExpectedFunctions(t *testing.T, tr *Tracer) {
 		}
 	}
 }
+
+// The combination on kernels that refuse _copy_from_iter: the sender's
+// copy.tx is tcp_sendmsg_locked's exact self time x the sampled copy share
+// (an estimate with an interval), and with tcp.tx it adds back up to that
+// exact time.
+func TestCopyShareCombination(t *testing.T) {
+	requireBPF(t)
+	for _, mode := range modesToTest() {
+		t.Run(mode, func(t *testing.T) {
+			sess := openSession(t)
+			modes, _ := expectedModes()
+			ab, _, err := attrib.Open(sess, attrib.Options{Backend: mode})
+			if err != nil {
+				if slices.Contains(modes, mode) {
+					t.Fatal(err)
+				}
+				t.Skip(err)
+			}
+			defer ab.Close()
+			b := ab.(*Backend)
+			if !needsShares(b.Tracer()) {
+				t.Skip("_copy_from_iter is traced on this kernel: copy.tx is exact, no share needed")
+			}
+			if b.sampled == nil {
+				t.Fatalf("no sampler for the copy share: %s", b.Unavailable()["copy share"])
+			}
+			cfg := workload.Config{Method: workload.MethodWrite, Size: 64 << 10, Bytes: transferBytes(),
+				SenderCPU: -1, ReceiverCPU: -1}
+			x, err := workload.Prepare(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			var snd int
+			for _, th := range x.Threads() {
+				if err := sess.AddThread(th.TID); err != nil {
+					t.Fatal(err)
+				}
+				if th.Role == workload.RoleSender {
+					snd = th.TID
+				}
+			}
+			s0, _ := sess.Snapshot()
+			r0, err := b.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			s1, _ := sess.Snapshot()
+			r1, err := b.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gen uint32
+			for g, info := range s1.Threads {
+				if info.TID == snd {
+					gen = g
+				}
+			}
+			iv := profiler.Delta(s0, s1)
+			cats := b.Categories(iv, r0, r1)
+			sk := profiler.Key{Gen: gen, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
+			tsl := Delta(r0.(*Reading).FX, r1.(*Reading).FX).Stats[FuncKey{Key: sk, Func: FuncTCPSendmsgLocked}]
+			var copyTx, tcpTx report.Category
+			for _, c := range cats[sk] {
+				switch c.Category {
+				case attrib.CopyTx:
+					copyTx = c
+				case attrib.TCPTx:
+					tcpTx = c
+				}
+			}
+			t.Logf("tcp_sendmsg_locked self %d ns: copy.tx ≈%d ±%d, tcp.tx ≈%d ±%d", tsl.SelfNS(),
+				copyTx.CPUNS, copyTx.CI95NS, tcpTx.CPUNS, tcpTx.CI95NS)
+			if copyTx.CPUNS == 0 || copyTx.Exact || copyTx.CI95NS == 0 || tcpTx.Exact {
+				t.Errorf("copy.tx %+v, tcp.tx %+v: want estimates with intervals", copyTx, tcpTx)
+			}
+			if copyTx.CPUNS+tcpTx.CPUNS != tsl.SelfNS() {
+				t.Errorf("copy.tx + tcp.tx = %d ns, tcp_sendmsg_locked's self time is %d ns",
+					copyTx.CPUNS+tcpTx.CPUNS, tsl.SelfNS())
+			}
+			if why := b.Unavailable()["function/_copy_from_iter"]; !strings.Contains(why, "sampled copy share") {
+				t.Errorf("output does not say where copy.tx comes from: %q", why)
+			}
+		})
+	}
+}
