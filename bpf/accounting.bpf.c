@@ -560,10 +560,9 @@ static __always_inline void settle_unknown(struct zc_cpu *c)
 	c->path = path;
 }
 
-/* The syscall handlers find their thread by the current tid, not through
- * the CPU's cached identity: they can be preempted (and the cache reset by
- * sched_switch) anywhere, and a syscall's call, bytes and path transition
- * must never be lost. */
+/* The syscall handlers find their thread by the current tid rather than
+ * trusting the CPU's cached identity alone: a syscall's call, bytes and
+ * path transition must never be lost, even if the cache was reset. */
 static __always_inline struct zc_thread *self_thread(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -579,17 +578,20 @@ static __always_inline void set_cpu_path(struct zc_cpu *c, __u8 path)
 
 static __always_inline int on_sys_enter(long id)
 {
-	/* The saved user registers, typed: argument reads are plain loads in
-	 * both backends (raw_tp's own regs argument would need probe reads). */
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct zc_cpu *c = this_cpu();
-	__u64 now = bpf_ktime_get_ns();
+	struct pt_regs *regs;
 	struct zc_thread *t;
+	__u64 now;
 	__u8 path;
 
 	if (!c)
 		return 0;
 	resolve(c);
+	/* Most syscalls on a busy machine are not the targets': leave at once
+	 * (task time of non-targets is never charged, so last_ts may stay). */
+	if (!c->gen)
+		return 0;
+	now = bpf_ktime_get_ns();
 	t = self_thread();
 	if (!t) {
 		charge(c, now, 0, 0);
@@ -598,6 +600,9 @@ static __always_inline int on_sys_enter(long id)
 	if (t->path == PATH_UNKNOWN)
 		move_unknown(t, PATH_USER);
 	charge_as(c, now, t->gen, PATH_USER, 0, 0);
+	/* The saved user registers, typed: argument reads are plain loads in
+	 * both backends (raw_tp's own regs argument would need probe reads). */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	path = classify(id, regs, t);
 	t->path = path;
 	t->nr = id;
@@ -607,16 +612,18 @@ static __always_inline int on_sys_enter(long id)
 
 static __always_inline int on_sys_exit(long ret)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct zc_cpu *c = this_cpu();
-	__u64 now = bpf_ktime_get_ns();
-	__u64 calls, bytes;
+	__u64 now, calls, bytes;
+	struct pt_regs *regs;
 	struct zc_thread *t;
 	__u8 path;
 
 	if (!c)
 		return 0;
 	resolve(c);
+	if (!c->gen)
+		return 0;
+	now = bpf_ktime_get_ns();
 	t = self_thread();
 	if (!t) {
 		charge(c, now, 0, 0);
@@ -626,6 +633,7 @@ static __always_inline int on_sys_exit(long ret)
 	if (path == PATH_UNKNOWN || path == PATH_USER) {
 		/* The syscall began before we saw this thread; its arguments
 		 * are still in the saved user registers. */
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		path = classify(regs->orig_ax, regs, t);
 		if (t->path == PATH_UNKNOWN)
 			move_unknown(t, path);
