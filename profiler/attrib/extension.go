@@ -102,6 +102,12 @@ func Extension(o Options) profiler.ExtensionFunc {
 	}
 }
 
+// Annotator is what a Backend may add beyond categories (the exact
+// backend's per-function figures), for documents built from iv.
+type Annotator interface {
+	AnnotateDocument(d *report.Document, iv profiler.Interval, prev, cur Reading)
+}
+
 type extension struct {
 	b       Backend
 	skipped map[string]string
@@ -124,6 +130,9 @@ func (e *extension) Annotate(d *report.Document, iv profiler.Interval, prev, cur
 	cats := e.b.Categories(iv, p, c)
 	FillProcesses(d.Processes, iv, cats)
 	FillSystem(d.System, cats)
+	if a, ok := e.b.(Annotator); ok {
+		a.AnnotateDocument(d, iv, p, c)
+	}
 	Annotate(d, e.b)
 	for k, v := range e.skipped {
 		d.Backends.Unavailable[k] = v

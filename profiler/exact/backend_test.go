@@ -123,3 +123,45 @@ func TestBackendUnavailable(t *testing.T) {
 		t.Errorf("_copy_from_iter without a sampler: %q", got)
 	}
 }
+
+func TestFillFunctions(t *testing.T) {
+	iv, d := fixtureInterval()
+	doc := &report.Document{Processes: profiler.Processes(iv, true), System: profiler.SystemRow(iv)}
+	FillFunctions(doc, iv, d)
+
+	find := func(paths []report.Path, name string) report.Path {
+		for _, p := range paths {
+			if p.Path == name {
+				return p
+			}
+		}
+		t.Fatalf("no path %s in %+v", name, paths)
+		return report.Path{}
+	}
+	if len(doc.Processes) != 1 || len(doc.Processes[0].Threads) != 1 {
+		t.Fatalf("processes %+v", doc.Processes)
+	}
+	for _, paths := range [][]report.Path{doc.Processes[0].Paths, doc.Processes[0].Threads[0].Paths} {
+		want := []report.Function{{Function: "tcp_sendmsg_locked", Calls: 10, NS: 4_000_000, SelfNS: 4_000_000,
+			Bytes: 640 << 10, NSPerCall: 400_000}}
+		if got := find(paths, "tx.write").Functions; !reflect.DeepEqual(got, want) {
+			t.Errorf("tx.write functions %+v, want %+v", got, want)
+		}
+		// NET_RX time is listed under softirq.net_rx, and so are its functions.
+		if got := find(paths, "softirq.net_rx").Functions; len(got) != 1 || got[0].Function != "skb_copy_ubufs" || got[0].Bytes != 320<<10 {
+			t.Errorf("softirq.net_rx functions %+v", got)
+		}
+	}
+	if got := find(doc.System.Paths, "system.ksoftirqd").Functions; len(got) != 1 || got[0].Calls != 1 {
+		t.Errorf("system row functions %+v", got)
+	}
+
+	var out strings.Builder
+	doc.Command = "profile"
+	if err := report.WriteTable(&out, doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "traced: tcp_sendmsg_locked 4.0 ms in 10 calls, 0.6 MiB") {
+		t.Errorf("table lacks the traced functions:\n%s", out.String())
+	}
+}

@@ -1,6 +1,9 @@
 package report
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // attributionRungs is the capability ladder above sampling (DESIGN.md).
 var attributionRungs = []string{"fentry", "kprobe"}
@@ -25,4 +28,18 @@ func AttributionWhy(b Backends) string {
 		return ""
 	}
 	return b.Attribution + " because " + strings.Join(why, "; ")
+}
+
+// functionsCell renders a path's traced functions on one line: exact
+// time, calls and bytes, largest first.
+func functionsCell(p Path) string {
+	parts := make([]string, 0, len(p.Functions))
+	for _, f := range p.Functions {
+		s := fmt.Sprintf("%s %s in %d calls", f.Function, ms(f.NS), f.Calls)
+		if f.Bytes > 0 {
+			s += fmt.Sprintf(", %.1f MiB", float64(f.Bytes)/(1<<20))
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -118,6 +118,9 @@ type Path struct {
 	NSPerCall  float64           `json:"ns_per_call,omitempty"`
 	NSPerMiB   float64           `json:"ns_per_mib,omitempty"` // service demand
 	Categories []Category        `json:"categories"`
+	// Functions are the kernel functions the function-exact backend traced
+	// in this path (fentry/kprobe runs only), largest first.
+	Functions []Function `json:"functions,omitempty"`
 	// Zerocopy: byte classes and verdict of this path (socket paths).
 	Zerocopy *Zerocopy `json:"zerocopy,omitempty"`
 }
@@ -128,6 +131,19 @@ type Category struct {
 	CPUNS    uint64 `json:"cpu_ns"`
 	CI95NS   uint64 `json:"ci95_ns"`
 	Exact    bool   `json:"exact"`
+}
+
+// Function is one traced kernel function's exact figures inside a path:
+// inclusive time with interrupts and off-CPU time removed, the part of it
+// that is its own (not in other traced functions), calls, and the bytes it
+// handled (from its arguments or return value).
+type Function struct {
+	Function  string  `json:"function"`
+	Calls     uint64  `json:"calls"`
+	NS        uint64  `json:"ns"`
+	SelfNS    uint64  `json:"self_ns"`
+	Bytes     uint64  `json:"bytes"`
+	NSPerCall float64 `json:"ns_per_call"`
 }
 
 // Zerocopy holds byte classes and the verdict.

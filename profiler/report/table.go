@@ -98,6 +98,9 @@ func writePaths(bw *errWriter, indent string, paths []Path) {
 		if cats := categoryCell(p); cats != "" {
 			bw.printf("%s  inside: %s\n", indent, cats)
 		}
+		if fns := functionsCell(p); fns != "" {
+			bw.printf("%s  traced: %s\n", indent, fns)
+		}
 	}
 }
 
