@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/report"
+)
+
+// summary is what `check` keeps of one kernel's run (summary.json), for
+// the docs.
+type summary struct {
+	Series   string            `json:"series"`
+	Package  string            `json:"package"` // Debian package and version
+	Kernel   string            `json:"kernel"`
+	Commit   string            `json:"commit"`
+	Date     string            `json:"date"`
+	Seconds  int               `json:"seconds"`
+	OK       bool              `json:"ok"`
+	Problems []string          `json:"problems,omitempty"`
+	Packages []pkgSummary      `json:"packages"`
+	Env      map[string]string `json:"env"`
+}
+
+type pkgSummary struct {
+	Name    string       `json:"name"`
+	RC      int          `json:"rc"`
+	Seconds int          `json:"seconds"`
+	Passed  int          `json:"passed"`
+	Failed  int          `json:"failed"`
+	Skipped []testResult `json:"skipped,omitempty"`
+}
+
+// Kernel messages that mean the kernel itself went wrong. A WARN splat is
+// one too: our programs must not trigger any.
+var kernelTrouble = regexp.MustCompile(`Kernel panic|BUG:|Oops|general protection fault|WARNING: CPU:|Call Trace:|RIP: `)
+
+// check reads a results directory written by .ci/vmtest (tests.log,
+// console.log, qemu.rc, seconds, package), prints the verdict, writes
+// summary.json, doctor.json and profile.json, and fails on any test
+// failure, kernel panic or warning, timeout or missing output.
+func check(dir string) error {
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return strings.TrimSpace(string(b))
+	}
+	s := summary{Series: filepath.Base(dir), Package: read("package"), Commit: read("commit"),
+		Date: time.Now().UTC().Format("2006-01-02"), Seconds: atoi(read("seconds")), Env: map[string]string{}}
+	problem := func(format string, a ...any) { s.Problems = append(s.Problems, fmt.Sprintf(format, a...)) }
+
+	switch rc := read("qemu.rc"); rc {
+	case "0":
+	case "124", "137":
+		problem("timeout: the guest ran for %d s without finishing (VMTEST_TIMEOUT)", s.Seconds)
+	default:
+		problem("qemu exited with %s: %s", rc, lastLines(read("qemu.log"), 5))
+	}
+	console := read("console.log")
+	for _, l := range strings.Split(console, "\n") {
+		if kernelTrouble.MatchString(l) {
+			problem("kernel console: %s", strings.TrimSpace(l))
+			break
+		}
+	}
+
+	f, err := os.Open(filepath.Join(dir, "tests.log"))
+	if err != nil {
+		return err
+	}
+	g, err := parseGuestLog(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	s.Kernel, s.Env = g.Kernel, g.Env
+	switch {
+	case !g.Begun:
+		problem("no output from the guest (did it boot? see %s): %s", filepath.Join(dir, "console.log"), lastLines(console, 8))
+	case !g.Ended:
+		problem("output stops after %q", g.Last)
+	}
+	if want := g.Env["ZCPROF_EXPECT_KERNEL"]; g.Begun && !strings.HasPrefix(g.Kernel, want+".") {
+		problem("guest runs %s, expected %s", g.Kernel, want)
+	}
+
+	if g.Doctor.Seen {
+		var r doctor.Report
+		if err := decodeJSON(g.Doctor.Lines, &r); err != nil {
+			problem("zcprof doctor --json: %v", err)
+		} else if err := writeJSON(filepath.Join(dir, "doctor.json"), r); err != nil {
+			return err
+		}
+		if g.Doctor.RC != 0 {
+			problem("zcprof doctor exited with %d: %s", g.Doctor.RC, lastLines(strings.Join(g.Doctor.Lines, "\n"), 3))
+		}
+	}
+	if g.Profile.Seen {
+		var d report.Document
+		if err := decodeJSON(g.Profile.Lines, &d); err != nil {
+			problem("zcprof profile --json: %v", err)
+		} else if err := writeJSON(filepath.Join(dir, "profile.json"), d); err != nil {
+			return err
+		}
+		if g.Profile.RC != 0 {
+			problem("zcprof profile exited with %d: %s", g.Profile.RC, lastLines(strings.Join(g.Profile.Lines, "\n"), 3))
+		}
+	}
+	for _, l := range g.Dmesg.Lines {
+		if kernelTrouble.MatchString(l) {
+			problem("dmesg: %s", strings.TrimSpace(l))
+			break
+		}
+	}
+
+	if g.Begun && len(g.Packages) == 0 {
+		problem("no test package ran")
+	}
+	for _, p := range g.Packages {
+		pass, fail, _ := p.count()
+		ps := pkgSummary{Name: p.Name, RC: p.RC, Seconds: p.Seconds, Passed: pass, Failed: fail}
+		for _, t := range p.Tests {
+			if t.Status == "SKIP" {
+				ps.Skipped = append(ps.Skipped, t)
+			}
+		}
+		s.Packages = append(s.Packages, ps)
+		switch {
+		case !p.Done:
+			problem("%s: the guest stopped while it ran (last lines: %s)", p.Name, lastLines(strings.Join(p.Lines, "\n"), 5))
+		case p.RC != 0 || fail > 0:
+			problem("%s: exit %d, %d failed", p.Name, p.RC, fail)
+		}
+	}
+	s.OK = len(s.Problems) == 0
+	if err := writeJSON(filepath.Join(dir, "summary.json"), s); err != nil {
+		return err
+	}
+	printVerdict(s, g)
+	if !s.OK {
+		return fmt.Errorf("%s: %d problem(s)", s.Series, len(s.Problems))
+	}
+	return nil
+}
+
+// printVerdict: one line per package, then the full output of every
+// failed test and the problems.
+func printVerdict(s summary, g *guestLog) {
+	fmt.Printf("== %s: %s, kernel %s, %d s\n", s.Series, s.Package, s.Kernel, s.Seconds)
+	for _, p := range s.Packages {
+		fmt.Printf("   %-28s rc=%d  %3d passed  %d failed  %d skipped  %4d s\n", p.Name, p.RC, p.Passed, p.Failed, len(p.Skipped), p.Seconds)
+		for _, t := range p.Skipped {
+			fmt.Printf("      skip %s: %s\n", t.Name, strings.Join(t.Output, " "))
+		}
+	}
+	for _, p := range g.Packages {
+		if p.RC == 0 && p.Done {
+			continue
+		}
+		fmt.Printf("---- output of %s (last 150 lines)\n%s\n", p.Name, lastLines(strings.Join(p.Lines, "\n"), 150))
+	}
+	for _, pr := range s.Problems {
+		fmt.Printf("   PROBLEM: %s\n", pr)
+	}
+	if s.OK {
+		fmt.Printf("   ok\n")
+	}
+}
+
+func decodeJSON(lines []string, v any) error {
+	text := strings.Join(lines, "\n")
+	start := strings.IndexByte(text, '{')
+	if start < 0 {
+		return fmt.Errorf("no JSON in %q", lastLines(text, 3))
+	}
+	return json.NewDecoder(strings.NewReader(text[start:])).Decode(v)
+}
+
+func writeJSON(path string, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

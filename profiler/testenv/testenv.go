@@ -1,0 +1,61 @@
+// Package testenv reads the knobs that `make vmtest` (.ci/vmtest) passes to
+// the test binaries it runs in a VM (docs/vmtest.md): a smaller scale for
+// software emulation, and what the guest kernel must give (ZCPROF_EXPECT_*).
+// Outside the VM nothing is set and tests assert only what holds anywhere.
+package testenv
+
+import (
+	"os"
+	"slices"
+	"strings"
+)
+
+// Scale is ZCPROF_TEST_SCALE: "small" under emulation, where CPU is 10-50x
+// slower; tests that move much data move less.
+const (
+	EnvScale = "ZCPROF_TEST_SCALE"
+	EnvVM    = "ZCPROF_VM"
+	// EnvBin is a prebuilt static zcprof in the VM, which has no go
+	// toolchain: tests that drive the binary use it instead of building one.
+	EnvBin = "ZCPROF_BIN"
+	// envExpect prefixes each expectation: ZCPROF_EXPECT_<NAME>.
+	envExpect = "ZCPROF_EXPECT_"
+)
+
+// Small reports ZCPROF_TEST_SCALE=small.
+func Small() bool { return os.Getenv(EnvScale) == "small" }
+
+// Pick returns small when ZCPROF_TEST_SCALE=small, else normal.
+func Pick[T any](normal, small T) T {
+	if Small() {
+		return small
+	}
+	return normal
+}
+
+// InVM reports whether the tests run in a vmtest guest.
+func InVM() bool { return os.Getenv(EnvVM) == "1" }
+
+// Expect returns ZCPROF_EXPECT_<name> and whether it is set (set but empty
+// is an expectation too: "none").
+func Expect(name string) (string, bool) {
+	return os.LookupEnv(envExpect + name)
+}
+
+// ExpectList returns the comma-separated ZCPROF_EXPECT_<name>, nil when
+// unset or empty; ok says whether it is set.
+func ExpectList(name string) (list []string, ok bool) {
+	v, ok := Expect(name)
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, s)
+		}
+	}
+	return list, ok
+}
+
+// Expected reports whether item is in the list ZCPROF_EXPECT_<name>.
+func Expected(name, item string) bool {
+	list, _ := ExpectList(name)
+	return slices.Contains(list, item)
+}
