@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 func requireRoot(t *testing.T) {
@@ -36,8 +38,9 @@ func runTransfer(t *testing.T, cfg Config) Result {
 	return res
 }
 
+// defaults moves 16 MiB per stream, 4 MiB under emulation (make vmtest).
 func defaults(method, rx string) Config {
-	return Config{Method: method, RxMethod: rx, Size: 64 << 10, Streams: 1, Bytes: 16 << 20,
+	return Config{Method: method, RxMethod: rx, Size: 64 << 10, Streams: 1, Bytes: testenv.Pick[int64](16<<20, 4<<20),
 		SenderCPU: -1, ReceiverCPU: -1}
 }
 

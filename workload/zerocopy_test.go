@@ -2,6 +2,8 @@ package workload
 
 import (
 	"testing"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 // TestZerocopySendLoopback: on loopback every MSG_ZEROCOPY / SEND_ZC send
@@ -57,7 +59,7 @@ func TestZerocopyReceive(t *testing.T) {
 	} {
 		t.Run(c.method, func(t *testing.T) {
 			cfg := defaults(c.method, RxZerocopy)
-			cfg.Bytes = 32 << 20
+			cfg.Bytes = testenv.Pick[int64](32<<20, 16<<20)
 			res := runTransfer(t, cfg)
 			checkExact(t, cfg, res)
 			s := res.Streams[0]
