@@ -42,21 +42,30 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 		return s, err
 	}
 	defer func() { err = errors.Join(err, sess.Close()) }()
-	trk, err := softirqowner.Attach(sess)
-	if err != nil {
-		return s, err
+	// The owner split is an extra: a kernel that refuses it loses the
+	// split (reported under backends.unavailable), not the run.
+	trk, ownerErr := softirqowner.Attach(sess)
+	if ownerErr == nil {
+		defer func() { err = errors.Join(err, trk.Close()) }()
 	}
-	defer func() { err = errors.Join(err, trk.Close()) }()
 	roleOf := map[uint32]workload.Role{}
 	for i, th := range threads {
 		tag := softirqowner.OwnerFirst + uint32(i)
-		if err := trk.Register(th.Cookie, tag); err != nil {
-			return s, err
+		if trk != nil {
+			if err := trk.Register(th.Cookie, tag); err != nil {
+				return s, err
+			}
 		}
 		roleOf[tag] = th.Role
 	}
+	read := func() (softirqowner.Counts, error) {
+		if trk == nil {
+			return softirqowner.Counts{}, nil
+		}
+		return trk.Read()
+	}
 
-	own0, err := trk.Read()
+	own0, err := read()
 	if err != nil {
 		return s, err
 	}
@@ -72,12 +81,21 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 	if err != nil {
 		return s, err
 	}
-	own1, err := trk.Read()
+	own1, err := read()
 	if err != nil {
 		return s, err
 	}
 	iv := profiler.Delta(start, end)
-	return build(cfg, o, threads, res, iv, own1.Sub(own0), roleOf, sess, trk.Dropped())
+	var owners softirqowner.Counts
+	var dropped uint64
+	if trk != nil {
+		owners, dropped = own1.Sub(own0), trk.Dropped()
+	}
+	s, err = build(cfg, o, threads, res, iv, owners, roleOf, sess, dropped)
+	if err == nil && ownerErr != nil {
+		s.doc.Backends.Unavailable["softirq_owner"] = oneLine(ownerErr)
+	}
+	return s, err
 }
 
 func build(cfg workload.Config, o Options, threads []workload.Thread, res workload.Result, iv profiler.Interval,
@@ -113,8 +131,10 @@ func build(cfg workload.Config, o Options, threads []workload.Thread, res worklo
 			RxMappedBytes: uint64(tot.RxMappedBytes), RxCopiedBytes: uint64(tot.RxCopiedBytes), PayloadErrors: uint64(tot.PayloadErrors),
 		},
 	}
-	c.Sender.SoftirqOwner = ownerSplit(workload.RoleSender, sides[workload.RoleSender], owners, roleOf)
-	c.Receiver.SoftirqOwner = ownerSplit(workload.RoleReceiver, sides[workload.RoleReceiver], owners, roleOf)
+	if owners != nil {
+		c.Sender.SoftirqOwner = ownerSplit(workload.RoleSender, sides[workload.RoleSender], owners, roleOf)
+		c.Receiver.SoftirqOwner = ownerSplit(workload.RoleReceiver, sides[workload.RoleReceiver], owners, roleOf)
+	}
 	applyFacts(&c)
 	doc := sess.NewDocument("run", iv, c.Sender.CPU.OnCPUNS+c.Receiver.CPU.OnCPUNS)
 	if dropped > 0 {
