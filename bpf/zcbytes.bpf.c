@@ -102,8 +102,10 @@ struct {
 /* Per-thread facts from rare syscalls (classic tracepoints), by tid. */
 struct zcb_sys {
 	__u64 optval;  /* TCP_ZEROCOPY_RECEIVE argument, between enter and exit */
+	__u64 sk;      /* kernels without sock_send_length: the send's TCP socket */
 	__u8 src_copy; /* the last splice/sendfile source cannot splice */
-	__u8 pad[7];
+	__u8 path;     /* ... and the syscall's path, taken at entry */
+	__u8 pad[6];
 };
 
 struct {
@@ -178,46 +180,54 @@ static __always_inline int is_tcp(const struct sock *sk)
 	return sk->sk_protocol == ZCB_IPPROTO_TCP && sk->sk_type == ZCB_SOCK_STREAM;
 }
 
+/* The socket helpers below read with BPF_CORE_READ: they also serve the
+ * syscall-exit path of kernels without sock_send_length (6.1), where the
+ * socket pointer comes from the fd table untyped. They run once per send
+ * call, not per skb. */
+static __always_inline int is_tcp_any(const struct sock *sk)
+{
+	return BPF_CORE_READ(sk, sk_protocol) == ZCB_IPPROTO_TCP && BPF_CORE_READ(sk, sk_type) == ZCB_SOCK_STREAM;
+}
+
 static __always_inline int route_sg(const struct sock *sk)
 {
-	return (sk->sk_route_caps & ZCB_NETIF_F_SG) != 0;
+	return (BPF_CORE_READ(sk, sk_route_caps) & ZCB_NETIF_F_SG) != 0;
 }
 
 static __always_inline int sock_zerocopy(const struct sock *sk)
 {
 	/* sock_flag(sk, SOCK_ZEROCOPY); sk_flags is a macro for this. */
-	return (sk->__sk_common.skc_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1;
+	return (BPF_CORE_READ(sk, __sk_common.skc_flags) >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1;
 }
 
 /* ---- flows and their owners ---- */
 
 static __always_inline int flow_of_sk(const struct sock *sk, struct zcb_flow *f)
 {
-	__u16 family = sk->__sk_common.skc_family;
-
-	f->sport = sk->__sk_common.skc_num;
-	f->dport = bpf_ntohs(sk->__sk_common.skc_dport);
-	if (family == ZCB_AF_INET6) {
-		__u32 d0 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[0];
-		__u32 d1 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[1];
-		__u32 d2 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[2];
+	f->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	f->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (BPF_CORE_READ(sk, __sk_common.skc_family) == ZCB_AF_INET6) {
+		struct in6_addr d = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr);
 
 		/* A v4-mapped peer: the packets are IPv4. */
-		if (!(d0 == 0 && d1 == 0 && d2 == bpf_htonl(0xffff))) {
+		if (!(d.in6_u.u6_addr32[0] == 0 && d.in6_u.u6_addr32[1] == 0 &&
+		      d.in6_u.u6_addr32[2] == bpf_htonl(0xffff))) {
+			struct in6_addr s = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr);
+
 			f->family = 6;
 #pragma unroll
 			for (int i = 0; i < 4; i++) {
-				f->saddr[i] = sk->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32[i];
-				f->daddr[i] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[i];
+				f->saddr[i] = s.in6_u.u6_addr32[i];
+				f->daddr[i] = d.in6_u.u6_addr32[i];
 			}
 			return 0;
 		}
-	} else if (family != ZCB_AF_INET) {
+	} else if (BPF_CORE_READ(sk, __sk_common.skc_family) != ZCB_AF_INET) {
 		return -1;
 	}
 	f->family = 4;
-	f->saddr[0] = sk->__sk_common.skc_rcv_saddr;
-	f->daddr[0] = sk->__sk_common.skc_daddr;
+	f->saddr[0] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+	f->daddr[0] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
 	return 0;
 }
 
@@ -439,6 +449,21 @@ static __always_inline __u8 decide_fallback(__u8 path, const struct sock *sk)
 	return route_sg(sk) ? ZCB_TX_PINNED : ZCB_TX_COPY_NO_SG;
 }
 
+/* Count one send's bytes; class 0xff: not seen in tcp_sendmsg_locked. */
+static __always_inline void account_send(struct zc_thread *t, __u8 path, const struct sock *sk, __u8 class,
+					 long bytes)
+{
+	if (class == 0xff)
+		class = decide_fallback(path, sk);
+	if (class == ZCB_TX_SPLICE && has_ulp(sk))
+		class = ZCB_TX_COPY_ULP;
+	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
+		class = ZCB_TX_SPLICE_SRC_COPY;
+	add(t->gen, path, class, bytes, 1);
+	if (class == ZCB_TX_PINNED)
+		remember_owner(sk, t->gen, path);
+}
+
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
@@ -465,7 +490,7 @@ int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 {
 	struct zcb_task *st;
 	struct zc_thread *t;
-	__u8 class = 0xff, path;
+	__u8 class = 0xff;
 
 	if (!is_tcp(sk))
 		return 0;
@@ -480,18 +505,8 @@ int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 	if (ret <= 0)
 		return 0;
 	t = current_target();
-	if (!t)
-		return 0;
-	path = t->path;
-	if (class == 0xff)
-		class = decide_fallback(path, sk);
-	if (class == ZCB_TX_SPLICE && has_ulp(sk))
-		class = ZCB_TX_COPY_ULP;
-	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
-		class = ZCB_TX_SPLICE_SRC_COPY;
-	add(t->gen, path, class, ret, 1);
-	if (class == ZCB_TX_PINNED)
-		remember_owner(sk, t->gen, path);
+	if (t)
+		account_send(t, t->path, sk, class, ret);
 	return 0;
 }
 
@@ -621,6 +636,80 @@ int zcb_exit_getsockopt(struct zcb_sys_exit *ctx)
 		add(t->gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, len, 1);
 	return 0;
 }
+
+/* ---- sends from syscall returns: kernels without sock_send_length (< 6.3) ----
+ * The socket is resolved at entry, the bytes are the syscall's return
+ * value. io_uring sends return no bytes to a syscall: not classified. */
+
+static __always_inline struct sock *tcp_sock_of_fd(long fd)
+{
+	struct file *f = file_of_fd(fd);
+	struct socket *sock;
+	struct sock *sk;
+
+	if (!f || file_type(f) != ZCB_S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	return sk && is_tcp_any(sk) ? sk : NULL;
+}
+
+/* The path is the syscall's own (as the accounting classifies it): the
+ * order of the accounting's sys_enter and these per-syscall events is the
+ * order their probes were first registered, which other tools change. */
+static __always_inline void send_enter(long fd, __u8 path)
+{
+	struct zc_thread *t = current_target();
+	struct zcb_sys *s;
+	struct sock *sk;
+
+	if (!t)
+		return;
+	sk = tcp_sock_of_fd(fd);
+	s = sys_state(sk != NULL);
+	if (!s)
+		return;
+	s->sk = (__u64)sk;
+	s->path = path;
+}
+
+static __always_inline void send_exit(long ret)
+{
+	struct zcb_sys *s = sys_state(0);
+	struct zc_thread *t;
+	struct sock *sk;
+
+	if (!s || !s->sk)
+		return;
+	sk = (struct sock *)s->sk;
+	s->sk = 0;
+	if (ret <= 0)
+		return;
+	t = current_target();
+	if (t)
+		account_send(t, s->path, sk, 0xff, ret);
+}
+
+#define ZCB_SEND_SYSCALL(name, fdarg, path)                                   \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                           \
+	int zcb_se_##name(struct zcb_sys_enter *ctx)                          \
+	{                                                                     \
+		send_enter((int)ctx->args[fdarg], path);                      \
+		return 0;                                                     \
+	}                                                                     \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                            \
+	int zcb_sx_##name(struct zcb_sys_exit *ctx)                           \
+	{                                                                     \
+		send_exit(ctx->ret);                                          \
+		return 0;                                                     \
+	}
+
+ZCB_SEND_SYSCALL(write, 0, PATH_TX_WRITE)
+ZCB_SEND_SYSCALL(writev, 0, PATH_TX_WRITE)
+ZCB_SEND_SYSCALL(sendto, 0, ctx->args[3] & ZCB_MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE)
+ZCB_SEND_SYSCALL(sendmsg, 0, ctx->args[2] & ZCB_MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE)
+ZCB_SEND_SYSCALL(sendfile64, 0, PATH_TX_SENDFILE)
+ZCB_SEND_SYSCALL(splice, 2, PATH_TX_SPLICE)
 
 /* ---- receive copies ---- */
 

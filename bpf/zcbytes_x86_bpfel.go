@@ -62,8 +62,10 @@ type ZcbytesZcbPending struct {
 type ZcbytesZcbSys struct {
 	_       structs.HostLayout
 	Optval  uint64
+	Sk      uint64
 	SrcCopy uint8
-	Pad     [7]uint8
+	Path    uint8
+	Pad     [6]uint8
 }
 
 type ZcbytesZcbTask struct {
@@ -102,7 +104,19 @@ const (
 	ZcbytesProgZcbRetransmit       = "zcb_retransmit"
 	ZcbytesProgZcbRetransmitErr    = "zcb_retransmit_err"
 	ZcbytesProgZcbRxCopy           = "zcb_rx_copy"
+	ZcbytesProgZcbSeSendfile64     = "zcb_se_sendfile64"
+	ZcbytesProgZcbSeSendmsg        = "zcb_se_sendmsg"
+	ZcbytesProgZcbSeSendto         = "zcb_se_sendto"
+	ZcbytesProgZcbSeSplice         = "zcb_se_splice"
+	ZcbytesProgZcbSeWrite          = "zcb_se_write"
+	ZcbytesProgZcbSeWritev         = "zcb_se_writev"
 	ZcbytesProgZcbSockSendLength   = "zcb_sock_send_length"
+	ZcbytesProgZcbSxSendfile64     = "zcb_sx_sendfile64"
+	ZcbytesProgZcbSxSendmsg        = "zcb_sx_sendmsg"
+	ZcbytesProgZcbSxSendto         = "zcb_sx_sendto"
+	ZcbytesProgZcbSxSplice         = "zcb_sx_splice"
+	ZcbytesProgZcbSxWrite          = "zcb_sx_write"
+	ZcbytesProgZcbSxWritev         = "zcb_sx_writev"
 	ZcbytesProgZcbTcpSendmsgLocked = "zcb_tcp_sendmsg_locked"
 	ZcbytesProgZcbUringComplete    = "zcb_uring_complete"
 	ZcbytesProgZcbUringSubmit      = "zcb_uring_submit"
@@ -163,7 +177,19 @@ type ZcbytesProgramSpecs struct {
 	ZcbRetransmit       *ebpf.ProgramSpec `ebpf:"zcb_retransmit"`
 	ZcbRetransmitErr    *ebpf.ProgramSpec `ebpf:"zcb_retransmit_err"`
 	ZcbRxCopy           *ebpf.ProgramSpec `ebpf:"zcb_rx_copy"`
+	ZcbSeSendfile64     *ebpf.ProgramSpec `ebpf:"zcb_se_sendfile64"`
+	ZcbSeSendmsg        *ebpf.ProgramSpec `ebpf:"zcb_se_sendmsg"`
+	ZcbSeSendto         *ebpf.ProgramSpec `ebpf:"zcb_se_sendto"`
+	ZcbSeSplice         *ebpf.ProgramSpec `ebpf:"zcb_se_splice"`
+	ZcbSeWrite          *ebpf.ProgramSpec `ebpf:"zcb_se_write"`
+	ZcbSeWritev         *ebpf.ProgramSpec `ebpf:"zcb_se_writev"`
 	ZcbSockSendLength   *ebpf.ProgramSpec `ebpf:"zcb_sock_send_length"`
+	ZcbSxSendfile64     *ebpf.ProgramSpec `ebpf:"zcb_sx_sendfile64"`
+	ZcbSxSendmsg        *ebpf.ProgramSpec `ebpf:"zcb_sx_sendmsg"`
+	ZcbSxSendto         *ebpf.ProgramSpec `ebpf:"zcb_sx_sendto"`
+	ZcbSxSplice         *ebpf.ProgramSpec `ebpf:"zcb_sx_splice"`
+	ZcbSxWrite          *ebpf.ProgramSpec `ebpf:"zcb_sx_write"`
+	ZcbSxWritev         *ebpf.ProgramSpec `ebpf:"zcb_sx_writev"`
 	ZcbTcpSendmsgLocked *ebpf.ProgramSpec `ebpf:"zcb_tcp_sendmsg_locked"`
 	ZcbUringComplete    *ebpf.ProgramSpec `ebpf:"zcb_uring_complete"`
 	ZcbUringSubmit      *ebpf.ProgramSpec `ebpf:"zcb_uring_submit"`
@@ -254,7 +280,19 @@ type ZcbytesPrograms struct {
 	ZcbRetransmit       *ebpf.Program `ebpf:"zcb_retransmit"`
 	ZcbRetransmitErr    *ebpf.Program `ebpf:"zcb_retransmit_err"`
 	ZcbRxCopy           *ebpf.Program `ebpf:"zcb_rx_copy"`
+	ZcbSeSendfile64     *ebpf.Program `ebpf:"zcb_se_sendfile64"`
+	ZcbSeSendmsg        *ebpf.Program `ebpf:"zcb_se_sendmsg"`
+	ZcbSeSendto         *ebpf.Program `ebpf:"zcb_se_sendto"`
+	ZcbSeSplice         *ebpf.Program `ebpf:"zcb_se_splice"`
+	ZcbSeWrite          *ebpf.Program `ebpf:"zcb_se_write"`
+	ZcbSeWritev         *ebpf.Program `ebpf:"zcb_se_writev"`
 	ZcbSockSendLength   *ebpf.Program `ebpf:"zcb_sock_send_length"`
+	ZcbSxSendfile64     *ebpf.Program `ebpf:"zcb_sx_sendfile64"`
+	ZcbSxSendmsg        *ebpf.Program `ebpf:"zcb_sx_sendmsg"`
+	ZcbSxSendto         *ebpf.Program `ebpf:"zcb_sx_sendto"`
+	ZcbSxSplice         *ebpf.Program `ebpf:"zcb_sx_splice"`
+	ZcbSxWrite          *ebpf.Program `ebpf:"zcb_sx_write"`
+	ZcbSxWritev         *ebpf.Program `ebpf:"zcb_sx_writev"`
 	ZcbTcpSendmsgLocked *ebpf.Program `ebpf:"zcb_tcp_sendmsg_locked"`
 	ZcbUringComplete    *ebpf.Program `ebpf:"zcb_uring_complete"`
 	ZcbUringSubmit      *ebpf.Program `ebpf:"zcb_uring_submit"`
@@ -273,7 +311,19 @@ func (p *ZcbytesPrograms) Close() error {
 		p.ZcbRetransmit,
 		p.ZcbRetransmitErr,
 		p.ZcbRxCopy,
+		p.ZcbSeSendfile64,
+		p.ZcbSeSendmsg,
+		p.ZcbSeSendto,
+		p.ZcbSeSplice,
+		p.ZcbSeWrite,
+		p.ZcbSeWritev,
 		p.ZcbSockSendLength,
+		p.ZcbSxSendfile64,
+		p.ZcbSxSendmsg,
+		p.ZcbSxSendto,
+		p.ZcbSxSplice,
+		p.ZcbSxWrite,
+		p.ZcbSxWritev,
 		p.ZcbTcpSendmsgLocked,
 		p.ZcbUringComplete,
 		p.ZcbUringSubmit,

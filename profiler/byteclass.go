@@ -89,7 +89,12 @@ const (
 	// ByteClassesSyscall infers it from the syscall path, the socket's
 	// SOCK_ZEROCOPY flag and route caps, and io_uring's submitted opcode.
 	ByteClassesSyscall = "syscall"
-	ByteClassesOff     = "off"
+	// ByteClassesSyscallReturn is the same inference with the bytes taken
+	// from send syscalls' return values, for kernels without the
+	// sock:sock_send_length tracepoint (before 6.3); io_uring sends are
+	// not classified.
+	ByteClassesSyscallReturn = "syscall_return"
+	ByteClassesOff           = "off"
 )
 
 // deltaByteClasses adds the byte-class differences of two snapshots to the

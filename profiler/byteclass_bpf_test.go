@@ -59,15 +59,44 @@ func transferEntries(t *testing.T, cfg workload.Config, mode string) (snd, rcv r
 	if iv.ByteClassDrops != 0 {
 		t.Errorf("%d byte-class updates dropped", iv.ByteClassDrops)
 	}
-	for k, v := range d.Backends.Unavailable {
-		if strings.HasPrefix(k, "byte classes") && k != "byte classes: "+ByteClassesDecision {
-			t.Errorf("unavailable %s: %s", k, v)
-		}
-	}
+	assertByteClassesLoaded(t, d, mode)
 	return snd, rcv, res, d
 }
 
-func byteClassModes() []string { return []string{ByteClassesDecision, ByteClassesSyscall} }
+// assertByteClassesLoaded: every byte-class program this kernel can take
+// was attached (a forced fallback only drops what it replaces).
+func assertByteClassesLoaded(t *testing.T, d *report.Document, mode string) {
+	t.Helper()
+	for k, v := range d.Backends.Unavailable {
+		if strings.HasPrefix(k, "byte classes") && k != "byte classes: "+ByteClassesDecision && k != "byte classes: sock_send_length" {
+			t.Errorf("unavailable %s: %s", k, v)
+		}
+	}
+	for _, w := range d.Warnings {
+		if strings.Contains(w, "byte-class") {
+			t.Errorf("warning: %s", w)
+		}
+	}
+}
+
+// byteClassModes: every send-decision backend runs here, forced (auto picks
+// tcp_sendmsg_locked on 6.16+, syscall on 6.3-6.15, syscall_return before).
+func byteClassModes() []string {
+	return []string{ByteClassesDecision, ByteClassesSyscall, ByteClassesSyscallReturn}
+}
+
+// uringUnclassified: without sock_send_length no byte count exists for an
+// io_uring send (the syscall returns SQEs), so it is left out, knowingly.
+func uringUnclassified(t *testing.T, mode, method string, zc *report.Zerocopy) bool {
+	t.Helper()
+	if mode != ByteClassesSyscallReturn || method != workload.MethodIOUringZC {
+		return false
+	}
+	if zc.TxBytes != 0 || zc.TxPinnedBytes != 0 {
+		t.Errorf("%s in %s mode: %+v", method, mode, zc)
+	}
+	return true
+}
 
 // The acceptance matrix of issue 4 (byte classes and verdicts), with each
 // send-decision backend: exact byte classes against what the generator
@@ -111,6 +140,9 @@ func TestByteClassesVerdicts(t *testing.T) {
 					snd, _, res, _ := transferEntries(t, workload.Config{Method: m, Size: 64 << 10, Bytes: total}, mode)
 					sent := uint64(res.SentBytes())
 					zc := snd.Zerocopy
+					if uringUnclassified(t, mode, m, zc) {
+						return
+					}
 					if zc.TxBytes != sent || zc.TxPinnedBytes != sent || zc.TxCopiedBytes != 0 {
 						t.Errorf("%s: %+v, sent %d", m, zc, sent)
 					}

@@ -43,6 +43,10 @@ var (
 	zcbRetransmitErr = zcbPoint{prog: "zcb_retransmit_err", name: "tcp_retransmit_skb"}
 	zcbRetransmit    = zcbPoint{prog: "zcb_retransmit", name: "tcp_retransmit_skb",
 		lost: "byte classes: retransmitted zero-copy bytes"}
+	// Kernels without sock_send_length: every send syscall's entry (the
+	// socket) and exit (the bytes).
+	zcbSendSyscalls = append(syscallPoints("zcb_se_", "sys_enter_", sendSyscalls...),
+		syscallPoints("zcb_sx_", "sys_exit_", sendSyscalls...)...)
 	zcbOthers = []zcbPoint{
 		{prog: "zcb_netif_receive_skb", name: "netif_receive_skb", lost: "byte classes: deferred copies on local delivery"},
 		{prog: "zcb_net_dev_start_xmit", name: "net_dev_start_xmit", lost: "byte classes: deferred copies for packet taps"},
@@ -62,12 +66,13 @@ var (
 // ByteClassesOff. Failures are recorded in unavailable, never fatal.
 func openByteClasses(shared map[string]*ebpf.Map, want string, unavailable map[string]string) (*byteClasses, error) {
 	switch want {
-	case "", "auto", ByteClassesDecision, ByteClassesSyscall:
+	case "", "auto", ByteClassesDecision, ByteClassesSyscall, ByteClassesSyscallReturn:
 	case ByteClassesOff:
 		unavailable["byte classes"] = "turned off: zero-copy verdicts show the syscall request only"
 		return nil, nil
 	default:
-		return nil, fmt.Errorf("byte classes %q: unknown backend (use auto, %s, %s or %s)", want, ByteClassesDecision, ByteClassesSyscall, ByteClassesOff)
+		return nil, fmt.Errorf("byte classes %q: unknown backend (use auto, %s, %s, %s or %s)", want,
+			ByteClassesDecision, ByteClassesSyscall, ByteClassesSyscallReturn, ByteClassesOff)
 	}
 	spec, err := byteClassSpec()
 	if err == nil {
@@ -90,7 +95,7 @@ func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavaila
 		}
 		return err
 	}
-	if want != ByteClassesSyscall {
+	if want != ByteClassesSyscall && want != ByteClassesSyscallReturn {
 		if err := try(zcbDecision); err == nil {
 			b.mode = ByteClassesDecision
 		} else {
@@ -101,8 +106,23 @@ func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavaila
 		b.mode = ByteClassesSyscall
 		try(zcbUring)
 	}
-	if try(zcbSend) != nil {
-		b.mode = ""
+	var err error
+	if want != ByteClassesSyscallReturn {
+		err = b.attach(spec, zcbSend)
+	}
+	if want == ByteClassesSyscallReturn || err != nil {
+		// Before 6.3: bytes from the send syscalls' return values.
+		b.mode = ByteClassesSyscallReturn
+		for _, p := range zcbSendSyscalls {
+			if err := b.attach(spec, p); err != nil {
+				unavailable["byte classes: sends"] = err.Error()
+				b.mode = ""
+				break
+			}
+		}
+		if err != nil {
+			unavailable["byte classes: sock_send_length"] = err.Error() + "; send bytes from syscall returns (io_uring sends not classified)"
+		}
 	}
 	for _, p := range zcbOthers {
 		try(p)
@@ -112,6 +132,16 @@ func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavaila
 		try(zcbRetransmit)
 	}
 	return b
+}
+
+var sendSyscalls = []string{"write", "writev", "sendto", "sendmsg", "sendfile64", "splice"}
+
+func syscallPoints(prog, event string, names ...string) []zcbPoint {
+	var out []zcbPoint
+	for _, n := range names {
+		out = append(out, zcbPoint{prog: prog + n, group: "syscalls", name: event + n})
+	}
+	return out
 }
 
 // byteClassSpec is the compiled object with its constants set.

@@ -112,6 +112,7 @@ func profileTransfer(t *testing.T, cfg workload.Config, mode string) (report.Pro
 		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, mode, d.Backends.Unavailable)
 	}
 	assertDetached(t, d.Backends.ProgramIDs)
+	assertByteClassesLoaded(t, d, mode)
 	if len(d.Processes) != 1 {
 		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
 	}
@@ -166,7 +167,9 @@ func TestProfileZerocopyVerdicts(t *testing.T) {
 						cfg.Size = 64 << 10
 					}
 					p, r, _ := profileTransfer(t, cfg, mode)
-					c.check(t, p.Zerocopy, r)
+					if !uringUnclassified(t, mode, cfg.Method, p.Zerocopy) {
+						c.check(t, p.Zerocopy, r)
+					}
 					// One process sends and receives: every byte it sent was
 					// received, and copied or mapped on the way in.
 					if zc := p.Zerocopy; zc.RxCopiedBytes+zc.RxMappedBytes != r.Received || r.Received != r.Sent {

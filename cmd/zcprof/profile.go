@@ -81,7 +81,7 @@ func newProfileCmd() *cobra.Command {
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
 	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")
-	f.StringVar(&opts.ByteClasses, "byte-classes", "auto", "how send decisions (copy, splice, zero-copy) are traced: auto, tcp_sendmsg_locked (6.16+), syscall or off")
+	f.StringVar(&opts.ByteClasses, "byte-classes", "auto", "how send decisions (copy, splice, zero-copy) are traced: auto, tcp_sendmsg_locked (6.16+), syscall (6.3+), syscall_return or off")
 	return cmd
 }
 
@@ -120,10 +120,10 @@ func validateProfile(cmd *cobra.Command, o profiler.ProfileOptions) error {
 		}
 	}
 	switch o.ByteClasses {
-	case "auto", profiler.ByteClassesDecision, profiler.ByteClassesSyscall, profiler.ByteClassesOff:
+	case "auto", profiler.ByteClassesDecision, profiler.ByteClassesSyscall, profiler.ByteClassesSyscallReturn, profiler.ByteClassesOff:
 	default:
-		return fmt.Errorf("--byte-classes %q: unknown (use auto, %s, %s or %s)", o.ByteClasses,
-			profiler.ByteClassesDecision, profiler.ByteClassesSyscall, profiler.ByteClassesOff)
+		return fmt.Errorf("--byte-classes %q: unknown (use auto, %s, %s, %s or %s)", o.ByteClasses,
+			profiler.ByteClassesDecision, profiler.ByteClassesSyscall, profiler.ByteClassesSyscallReturn, profiler.ByteClassesOff)
 	}
 	if o.Duration < 0 {
 		return fmt.Errorf("--duration %v: must be positive", o.Duration)
