@@ -83,6 +83,7 @@ func runTransferChild(specJSON string) error {
 // profileTransfer runs `zcprof profile -- <child>` on one transfer.
 func profileTransfer(t *testing.T, cfg workload.Config, mode string) (report.Process, transferChildResult, *report.Document) {
 	t.Helper()
+	skipWithoutTracepoint(t, mode)
 	out := filepath.Join(t.TempDir(), "result.json")
 	spec, err := json.Marshal(transferChildSpec{Config: cfg, Out: out})
 	if err != nil {

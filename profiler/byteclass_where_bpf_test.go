@@ -21,7 +21,7 @@ func TestDeferredCopyOverVeth(t *testing.T) {
 	requireBPF(t)
 	for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
 		t.Run(m, func(t *testing.T) {
-			snd, rcv, res, _ := transferEntries(t, workload.Config{Method: m, Topology: workload.TopoNetns, Size: 64 << 10, Bytes: 16 << 20}, ByteClassesDecision)
+			snd, rcv, res, _ := transferEntries(t, workload.Config{Method: m, Topology: workload.TopoNetns, Size: 64 << 10, Bytes: 16 << 20}, "")
 			sent := uint64(res.SentBytes())
 			zc := snd.Zerocopy
 			if zc.TxPinnedBytes != sent || zc.TxDeferredCopyBytes != sent || zc.TxDeferredVia["veth"] != sent+zc.TxDeferredRecopyBytes {
@@ -63,7 +63,7 @@ func TestDeferredCopyForPacketTap(t *testing.T) {
 			// A tiny receive buffer: the tap drops what it does not read,
 			// but the clone handed to it was copied before that.
 			unix.SetsockoptInt(tap, unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
-			snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: 8 << 20}, ByteClassesDecision)
+			snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: 8 << 20}, "")
 			sent := uint64(res.SentBytes())
 			zc := snd.Zerocopy
 			// Each transmitted skb is copied for the tap, then again on
@@ -97,6 +97,7 @@ func netIfindex(name string) (int, error) {
 // and returns their zero-copy object and the bytes sent.
 func sendfileFrom(t *testing.T, src int, size int64, mode string) (*report.Zerocopy, uint64) {
 	t.Helper()
+	skipWithoutTracepoint(t, mode)
 	tx, rx := tcpPair(t)
 	ready := make(chan int, 2)
 	start := make(chan struct{})
