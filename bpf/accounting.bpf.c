@@ -284,7 +284,7 @@ static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u
 static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now = bpf_ktime_get_ns(), rq = task->se.exec_start, b = now;
+	__u64 now = bpf_ktime_get_ns(), rq = task->se.exec_start, b = now, last = c->last_ts;
 
 	__sync_fetch_and_add(&missed_switches, 1);
 	if (c->clk_off && rq)
@@ -294,6 +294,18 @@ static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid)
 	if (b < c->last_ts)
 		b = c->last_ts;
 	charge(c, b, 0, 0);
+	/* The unreported switch happened somewhere since the last event: that
+	 * window's split between the two tasks is uncertain, and so is each
+	 * one's schedstat comparison by as much. */
+	if (last && now > last) {
+		struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
+		__u64 window = now - last;
+
+		if (c->gen)
+			add_stat(c->gen, c->path, CTX_SWITCH_UNCERTAIN, window, 1, 0);
+		if (t)
+			add_stat(t->gen, t->path, CTX_SWITCH_UNCERTAIN, window, 1, 0);
+	}
 	c->in_pid = tid;
 	c->in_ts = b;
 	c->in_rq = rq;
@@ -668,6 +680,26 @@ static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 	bpf_map_delete_elem(&threads, &tid);
 }
 
+/* prev's se.exec_start is the rq clock value where update_curr() last cut
+ * it, normally read at the top of this __schedule: now minus that is the
+ * offset between our clock and this CPU's rq clock plus a latency (that of
+ * __schedule so far, or much more when the rq clock was not updated after
+ * a wakeup preemption). The smallest sample is the best estimate; it may
+ * rise (steal time stops the task clock), so it is let up slowly. Only the
+ * cut's position depends on it: the schedstat comparison below is exact. */
+static __always_inline void sample_clock_offset(struct zc_cpu *c, __u64 prev_exec_start, __u64 now)
+{
+	__s64 sample;
+
+	if (!c->tid || !prev_exec_start || prev_exec_start > now)
+		return;
+	sample = now - prev_exec_start;
+	if (!c->clk_off || sample < c->clk_off)
+		c->clk_off = sample;
+	else
+		c->clk_off += (sample - c->clk_off) >> 10;
+}
+
 /* Where a run ends. The kernel ends prev's run where update_curr() last
  * read the rq clock for it (prev's se.exec_start) and starts next's at its
  * se.exec_start; sched_switch fires later (after pick_next_task, newidle
@@ -703,6 +735,7 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	flush_spill();
 	resolve(c); /* current is still prev */
 	settle_unknown(c);
+	sample_clock_offset(c, prev_exec_start, now);
 	b = run_end(c, prev_exec_start, now);
 	charge(c, b, 0, 0);
 	/* A run never changes CPU, so both lengths below use one clock each:
@@ -721,34 +754,6 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	c->resolved = 0;
 	c->gen = 0;
 	c->depth = 0;
-	return 0;
-}
-
-/* update_curr() reports each runtime increment of a CPU's current task,
- * with se.exec_start just set to the rq clock value it cut at. That value
- * was read at the last update_rq_clock(), often microseconds earlier (the
- * top of __schedule, the wakeup's enqueue), and that earlier moment is
- * where the kernel really cuts: so the offset between our clock and the rq
- * clock is the smallest (freshest) sample, not the latest. It may rise
- * (steal time stops the task clock), so it is let up slowly. The update
- * may run on another CPU (remote wakeup). */
-static __always_inline int on_stat_runtime(__u32 pid, __u64 exec_start)
-{
-	struct zc_cpu *c;
-	__s64 sample;
-
-	/* Only local samples: a remote update reads the other CPU's rq clock
-	 * through sched_clock_remote(), whose offset is not that CPU's. */
-	if (pid != (__u32)bpf_get_current_pid_tgid())
-		return 0;
-	c = this_cpu();
-	if (!c || !exec_start)
-		return 0;
-	sample = bpf_ktime_get_ns() - exec_start;
-	if (!c->clk_off || sample < c->clk_off)
-		c->clk_off = sample;
-	else
-		c->clk_off += (sample - c->clk_off) >> 10;
 	return 0;
 }
 
@@ -820,14 +825,34 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	return 0;
 }
 
-static __always_inline int on_exec(void)
+/* A thread that execs while not the leader takes over the leader's pid
+ * (de_thread: exchange_tids): its entry moves to the new tid with its
+ * generation, so its counts and schedstat stay one thread. */
+static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 {
 	struct zc_cpu *c = this_cpu();
 	struct zc_thread_info *info;
+	struct zc_thread *t, moved;
 	__u32 gen;
 
 	if (!c)
 		return 0;
+	if (old_pid != pid) {
+		t = bpf_map_lookup_elem(&threads, &old_pid);
+		if (t) {
+			moved = *t;
+			bpf_map_update_elem(&threads, &pid, &moved, BPF_ANY);
+			bpf_map_delete_elem(&threads, &old_pid);
+			gen = moved.gen;
+			info = bpf_map_lookup_elem(&thread_infos, &gen);
+			if (info)
+				info->tid = pid;
+		}
+		if (c->tid == old_pid)
+			c->tid = pid;
+		if (c->in_pid == old_pid)
+			c->in_pid = pid;
+	}
 	resolve(c);
 	if (!c->gen)
 		return 0;
@@ -840,11 +865,13 @@ static __always_inline int on_exec(void)
 
 static __always_inline int on_process_exit(struct task_struct *task)
 {
-	__u32 pid = BPF_CORE_READ(task, pid);
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	/* The process is gone: its tgid may be reused by an unrelated one. */
-	if (pid == tgid && !(cfg_filter & ZC_FILTER_ALL))
+	/* The whole process is gone (signal->live dropped to 0 before this
+	 * tracepoint): its tgid may be reused by an unrelated one. Not on the
+	 * leader's exit alone: a thread that execs kills the old leader and
+	 * takes over its pid, and the process must stay a target. */
+	if (!(cfg_filter & ZC_FILTER_ALL) && BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&targets_tgid, &tgid);
 	return 0;
 }
@@ -911,12 +938,6 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	return on_switch(prev, prev_state, prev->se.exec_start, next->pid, next->se.exec_start);
 }
 
-SEC("tp_btf/sched_stat_runtime")
-int BPF_PROG(btf_stat_runtime, struct task_struct *p)
-{
-	return on_stat_runtime(p->pid, p->se.exec_start);
-}
-
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(btf_softirq_entry, unsigned int vec) { return on_enter_ctx(softirq_ctx(vec)); }
 
@@ -936,7 +957,7 @@ int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(btf_exec) { return on_exec(); }
+int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid) { return on_exec(p->pid, old_pid); }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(btf_exit, struct task_struct *task) { return on_process_exit(task); }
@@ -960,12 +981,6 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 			 BPF_CORE_READ(next, se.exec_start));
 }
 
-SEC("raw_tp/sched_stat_runtime")
-int BPF_PROG(raw_stat_runtime, struct task_struct *p)
-{
-	return on_stat_runtime(BPF_CORE_READ(p, pid), BPF_CORE_READ(p, se.exec_start));
-}
-
 SEC("raw_tp/softirq_entry")
 int BPF_PROG(raw_softirq_entry, unsigned int vec) { return on_enter_ctx(softirq_ctx(vec)); }
 
@@ -985,7 +1000,10 @@ int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("raw_tp/sched_process_exec")
-int BPF_PROG(raw_exec) { return on_exec(); }
+int BPF_PROG(raw_exec, struct task_struct *p, pid_t old_pid)
+{
+	return on_exec(BPF_CORE_READ(p, pid), old_pid);
+}
 
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(raw_exit, struct task_struct *task) { return on_process_exit(task); }

@@ -42,6 +42,9 @@ enum zc_ctx {
 	 * the rest of the waker's run is billed to the woken task. Kept apart
 	 * so the schedstat self-check compares like with like. */
 	CTX_KERNEL_DIFF = 5,
+	/* Not on-CPU time either: windows around context switches that
+	 * sched_switch did not report (see missed_switch), per thread. */
+	CTX_SWITCH_UNCERTAIN = 6,
 };
 
 /* Target filters, ORed in cfg_filter. */
@@ -121,7 +124,7 @@ struct zc_cpu {
 	__u8 stack[MAX_DEPTH];
 	__u32 epoch;    /* targets_epoch at resolution */
 	__u32 in_pid;   /* task switched in last, */
-	__s64 clk_off;  /* our clock - rq clock (see on_stat_runtime) */
+	__s64 clk_off;  /* our clock - rq clock (see sample_clock_offset) */
 	__u64 in_ts;    /* where we started its run (our clock) */
 	__u64 in_rq;    /* and where the kernel did (its se.exec_start, rq clock) */
 };

@@ -99,7 +99,6 @@ const (
 	AccountingProgBtfSockSendLength = "btf_sock_send_length"
 	AccountingProgBtfSoftirqEntry   = "btf_softirq_entry"
 	AccountingProgBtfSoftirqExit    = "btf_softirq_exit"
-	AccountingProgBtfStatRuntime    = "btf_stat_runtime"
 	AccountingProgBtfSysEnter       = "btf_sys_enter"
 	AccountingProgBtfSysExit        = "btf_sys_exit"
 	AccountingProgRawExec           = "raw_exec"
@@ -111,7 +110,6 @@ const (
 	AccountingProgRawSockSendLength = "raw_sock_send_length"
 	AccountingProgRawSoftirqEntry   = "raw_softirq_entry"
 	AccountingProgRawSoftirqExit    = "raw_softirq_exit"
-	AccountingProgRawStatRuntime    = "raw_stat_runtime"
 	AccountingProgRawSysEnter       = "raw_sys_enter"
 	AccountingProgRawSysExit        = "raw_sys_exit"
 	AccountingVarCfgComm            = "cfg_comm"
@@ -175,7 +173,6 @@ type AccountingProgramSpecs struct {
 	BtfSockSendLength *ebpf.ProgramSpec `ebpf:"btf_sock_send_length"`
 	BtfSoftirqEntry   *ebpf.ProgramSpec `ebpf:"btf_softirq_entry"`
 	BtfSoftirqExit    *ebpf.ProgramSpec `ebpf:"btf_softirq_exit"`
-	BtfStatRuntime    *ebpf.ProgramSpec `ebpf:"btf_stat_runtime"`
 	BtfSysEnter       *ebpf.ProgramSpec `ebpf:"btf_sys_enter"`
 	BtfSysExit        *ebpf.ProgramSpec `ebpf:"btf_sys_exit"`
 	RawExec           *ebpf.ProgramSpec `ebpf:"raw_exec"`
@@ -187,7 +184,6 @@ type AccountingProgramSpecs struct {
 	RawSockSendLength *ebpf.ProgramSpec `ebpf:"raw_sock_send_length"`
 	RawSoftirqEntry   *ebpf.ProgramSpec `ebpf:"raw_softirq_entry"`
 	RawSoftirqExit    *ebpf.ProgramSpec `ebpf:"raw_softirq_exit"`
-	RawStatRuntime    *ebpf.ProgramSpec `ebpf:"raw_stat_runtime"`
 	RawSysEnter       *ebpf.ProgramSpec `ebpf:"raw_sys_enter"`
 	RawSysExit        *ebpf.ProgramSpec `ebpf:"raw_sys_exit"`
 }
@@ -290,7 +286,6 @@ type AccountingPrograms struct {
 	BtfSockSendLength *ebpf.Program `ebpf:"btf_sock_send_length"`
 	BtfSoftirqEntry   *ebpf.Program `ebpf:"btf_softirq_entry"`
 	BtfSoftirqExit    *ebpf.Program `ebpf:"btf_softirq_exit"`
-	BtfStatRuntime    *ebpf.Program `ebpf:"btf_stat_runtime"`
 	BtfSysEnter       *ebpf.Program `ebpf:"btf_sys_enter"`
 	BtfSysExit        *ebpf.Program `ebpf:"btf_sys_exit"`
 	RawExec           *ebpf.Program `ebpf:"raw_exec"`
@@ -302,7 +297,6 @@ type AccountingPrograms struct {
 	RawSockSendLength *ebpf.Program `ebpf:"raw_sock_send_length"`
 	RawSoftirqEntry   *ebpf.Program `ebpf:"raw_softirq_entry"`
 	RawSoftirqExit    *ebpf.Program `ebpf:"raw_softirq_exit"`
-	RawStatRuntime    *ebpf.Program `ebpf:"raw_stat_runtime"`
 	RawSysEnter       *ebpf.Program `ebpf:"raw_sys_enter"`
 	RawSysExit        *ebpf.Program `ebpf:"raw_sys_exit"`
 }
@@ -318,7 +312,6 @@ func (p *AccountingPrograms) Close() error {
 		p.BtfSockSendLength,
 		p.BtfSoftirqEntry,
 		p.BtfSoftirqExit,
-		p.BtfStatRuntime,
 		p.BtfSysEnter,
 		p.BtfSysExit,
 		p.RawExec,
@@ -330,7 +323,6 @@ func (p *AccountingPrograms) Close() error {
 		p.RawSockSendLength,
 		p.RawSoftirqEntry,
 		p.RawSoftirqExit,
-		p.RawStatRuntime,
 		p.RawSysEnter,
 		p.RawSysExit,
 	)

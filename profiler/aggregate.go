@@ -40,9 +40,14 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 	counters := map[PathCtx]Counter{}
 	var unresolved uint64
 	var boundary int64
+	var uncertain uint64
 	for k, c := range t.Counters {
 		if k.Ctx == CtxKernelDiff {
 			boundary -= int64(c.NS) // modular sum of signed per-run differences
+			continue
+		}
+		if k.Ctx == CtxSwitchUncertain {
+			uncertain += c.NS
 			continue
 		}
 		if k.Path == pathUnknown {
@@ -54,7 +59,7 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 		counters[k] = counters[k].add(c)
 	}
 	cpu := report.CPU{SchedstatNS: t.Runtime, TimesUserNS: t.Utime, TimesSystemNS: t.Stime,
-		UnresolvedNS: unresolved, SchedstatBoundaryNS: boundary}
+		UnresolvedNS: unresolved, SchedstatBoundaryNS: boundary, SwitchUncertainNS: uncertain}
 	var paths []report.Path
 	for _, p := range append([]Path{PathUser}, SyscallPaths...) {
 		task := counters[PathCtx{p, CtxTask}]
@@ -72,7 +77,7 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 		if rp.Calls > 0 {
 			rp.NSPerCall = float64(rp.CPUNS) / float64(rp.Calls)
 		}
-		if rp.Bytes > 0 {
+		if rp.Bytes >= 64<<10 { // below that, a per-MiB figure is noise
 			rp.NSPerMiB = float64(rp.CPUNS) / (float64(rp.Bytes) / mib)
 		}
 		if p == PathUser {

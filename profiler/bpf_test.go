@@ -167,7 +167,7 @@ func assertPrecision(t *testing.T, d *report.Document, p report.Process) {
 		// Compared as the kernel counts: schedstat draws some switches
 		// earlier than they happen (SchedstatBoundaryNS, reported).
 		kernelView := uint64(int64(c.OnCPUNS) + c.SchedstatBoundaryNS)
-		if diff := absDiff(kernelView, c.SchedstatNS); diff > PrecisionBound(c.SchedstatNS) {
+		if diff := absDiff(kernelView, c.SchedstatNS); diff > PrecisionBound(c.SchedstatNS)+c.SwitchUncertainNS {
 			t.Errorf("thread %d (%s): on-CPU %d ns (%+d ns boundary) vs schedstat %d ns: off by %d ns",
 				th.TID, th.Comm, c.OnCPUNS, c.SchedstatBoundaryNS, c.SchedstatNS, diff)
 		}

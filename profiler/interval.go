@@ -51,6 +51,18 @@ func (t ThreadDelta) BoundaryNS() int64 {
 	return -int64(diff)
 }
 
+// UncertainNS is the time around unreported context switches whose owner
+// is not known (see CtxSwitchUncertain).
+func (t ThreadDelta) UncertainNS() uint64 {
+	var sum uint64
+	for k, c := range t.Counters {
+		if k.Ctx == CtxSwitchUncertain {
+			sum += c.NS
+		}
+	}
+	return sum
+}
+
 // InterruptNS is the softirq and hardirq time that ran in the thread.
 func (t ThreadDelta) InterruptNS() uint64 {
 	var sum uint64

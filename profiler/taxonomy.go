@@ -71,15 +71,19 @@ const (
 	// the rest of the waker's run is billed to the woken task. Kept apart
 	// for the schedstat self-check.
 	CtxKernelDiff Ctx = 5
+	// Not on-CPU time: windows around context switches sched_switch did
+	// not report, within which the split between two threads is unknown.
+	CtxSwitchUncertain Ctx = 6
 )
 
 var ctxNames = [...]string{
-	CtxTask:         "task",
-	CtxSoftirqNetRx: "softirq.net_rx",
-	CtxSoftirqNetTx: "softirq.net_tx",
-	CtxSoftirqOther: "softirq.other",
-	CtxHardirq:      "hardirq",
-	CtxKernelDiff:   "kernel_diff",
+	CtxTask:            "task",
+	CtxSoftirqNetRx:    "softirq.net_rx",
+	CtxSoftirqNetTx:    "softirq.net_tx",
+	CtxSoftirqOther:    "softirq.other",
+	CtxHardirq:         "hardirq",
+	CtxKernelDiff:      "kernel_diff",
+	CtxSwitchUncertain: "switch_uncertain",
 }
 
 func (c Ctx) String() string {

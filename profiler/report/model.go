@@ -98,6 +98,10 @@ type CPU struct {
 	// the rq clock is not updated again, so the rest of the waker's run
 	// until the switch is billed to the woken task.
 	SchedstatBoundaryNS int64 `json:"schedstat_boundary_ns"`
+	// SwitchUncertainNS is time around context switches the kernel did not
+	// report to sched_switch (seen on patched kernels): its split between
+	// this entry and another task is unknown, by at most this much.
+	SwitchUncertainNS uint64 `json:"switch_uncertain_ns,omitempty"`
 }
 
 // Path is one path of the taxonomy (DESIGN.md): a syscall path, or a

@@ -40,7 +40,7 @@ func TestTableShowsWhereTheTimeWent(t *testing.T) {
 		"0.500 s (net_rx 0.450 s, net_tx 0.050 s)",
 		"times(): user 0.050 s system 1.150 s",
 		"times() reports 1.150 s of system time, of which 0.500 s was softirq work",
-		"schedstat ends its runs 0.002 s earlier than the switches out",
+		"schedstat bills 0.002 s of its runs to tasks it woke",
 		"accounting: tp_btf (exact)",
 	} {
 		if !strings.Contains(out, want) {

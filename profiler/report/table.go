@@ -119,9 +119,9 @@ func TimesExplanation(c CPU) string {
 func boundaryNote(ns int64) string {
 	switch {
 	case ns >= 500_000:
-		return fmt.Sprintf("; schedstat also bills it %s of the switches into it", Seconds(uint64(ns)))
+		return fmt.Sprintf("; schedstat also bills it %s of the runs of tasks that woke it", Seconds(uint64(ns)))
 	case ns <= -500_000:
-		return fmt.Sprintf("; schedstat ends its runs %s earlier than the switches out", Seconds(uint64(-ns)))
+		return fmt.Sprintf("; schedstat bills %s of its runs to tasks it woke: the kernel ends a run at the wakeup that preempts it", Seconds(uint64(-ns)))
 	}
 	return ""
 }
