@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -81,6 +82,13 @@ func assertByteClassesLoaded(t *testing.T, d *report.Document, mode string) {
 	}
 }
 
+// minMappedShare of a zerocopy receiver behind an MSG_ZEROCOPY sender: 90%.
+// Under software emulation the receiver more often finds less than a
+// window queued and the kernel copies into copybuf instead of mapping
+// (KERNEL.md §6.2); the exact match with the receiver's own counts holds
+// everywhere.
+func minMappedShare() float64 { return testenv.Pick(0.9, 0.5) }
+
 // byteClassModes: every send-decision backend runs here, forced (auto picks
 // tcp_sendmsg_locked on 6.16+, syscall on 6.3-6.15, syscall_return before).
 func byteClassModes() []string {
@@ -127,7 +135,7 @@ func uringUnclassified(t *testing.T, mode, method string, zc *report.Zerocopy) b
 // itself counted.
 func TestByteClassesVerdicts(t *testing.T) {
 	requireBPF(t)
-	const total = 32 << 20
+	total := int64(testenv.Pick(32<<20, 8<<20))
 	for _, mode := range byteClassModes() {
 		t.Run(mode, func(t *testing.T) {
 			t.Run("write", func(t *testing.T) {
@@ -205,8 +213,8 @@ func TestByteClassesVerdicts(t *testing.T) {
 				if zc.RxMappedBytes != uint64(w.RxMappedBytes) || zc.RxCopiedBytes+zc.RxMappedBytes != got {
 					t.Errorf("rx: %+v; workload mapped %d copied %d of %d", zc, w.RxMappedBytes, w.RxCopiedBytes, got)
 				}
-				if zc.RxMappedBytes*10 < got*9 {
-					t.Errorf("rx mapped %d of %d bytes, want at least 90%%", zc.RxMappedBytes, got)
+				if float64(zc.RxMappedBytes) < minMappedShare()*float64(got) {
+					t.Errorf("rx mapped %d of %d bytes, want at least %.0f%%", zc.RxMappedBytes, got, 100*minMappedShare())
 				}
 				if !strings.Contains(zc.Verdict, "mapped") {
 					t.Errorf("verdict %q", zc.Verdict)

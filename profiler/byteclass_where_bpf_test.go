@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -21,7 +22,7 @@ func TestDeferredCopyOverVeth(t *testing.T) {
 	requireBPF(t)
 	for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
 		t.Run(m, func(t *testing.T) {
-			snd, rcv, res, _ := transferEntries(t, workload.Config{Method: m, Topology: workload.TopoNetns, Size: 64 << 10, Bytes: 16 << 20}, "")
+			snd, rcv, res, _ := transferEntries(t, workload.Config{Method: m, Topology: workload.TopoNetns, Size: 64 << 10, Bytes: int64(testenv.Pick(16<<20, 4<<20))}, "")
 			sent := uint64(res.SentBytes())
 			zc := snd.Zerocopy
 			if zc.TxPinnedBytes != sent || zc.TxDeferredCopyBytes != sent || zc.TxDeferredVia["veth"] != sent+zc.TxDeferredRecopyBytes {
@@ -63,7 +64,7 @@ func TestDeferredCopyForPacketTap(t *testing.T) {
 			// A tiny receive buffer: the tap drops what it does not read,
 			// but the clone handed to it was copied before that.
 			unix.SetsockoptInt(tap, unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
-			snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: 8 << 20}, "")
+			snd, _, res, _ := transferEntries(t, workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: int64(testenv.Pick(8<<20, 4<<20))}, "")
 			sent := uint64(res.SentBytes())
 			zc := snd.Zerocopy
 			// Each transmitted skb is copied for the tap, then again on
@@ -95,13 +96,13 @@ func netIfindex(name string) (int, error) {
 // sendfileFrom sends size bytes with sendfile(2) from src to a loopback
 // TCP receiver, both in threads of this process registered with a session,
 // and returns their zero-copy object and the bytes sent.
-func sendfileFrom(t *testing.T, src int, size int64, mode string) (*report.Zerocopy, uint64) {
+func sendfileFrom(t *testing.T, src int, size uint64, mode string) (*report.Zerocopy, uint64) {
 	t.Helper()
 	skipWithoutTracepoint(t, mode)
 	tx, rx := tcpPair(t)
 	ready := make(chan int, 2)
 	start := make(chan struct{})
-	sent := make(chan int64, 1)
+	sent := make(chan uint64, 1)
 	errs := make(chan error, 2)
 	go func() { // receiver
 		runtime.LockOSThread()
@@ -125,7 +126,8 @@ func sendfileFrom(t *testing.T, src int, size int64, mode string) (*report.Zeroc
 		defer runtime.UnlockOSThread()
 		ready <- unix.Gettid()
 		<-start
-		var off, total int64
+		var off int64
+		var total uint64
 		for total < size {
 			n, err := unix.Sendfile(tx, src, &off, int(min(64<<10, size-total)))
 			if err == unix.EINTR || err == unix.EAGAIN {
@@ -139,7 +141,7 @@ func sendfileFrom(t *testing.T, src int, size int64, mode string) (*report.Zeroc
 			if n == 0 {
 				break
 			}
-			total += int64(n)
+			total += uint64(n)
 		}
 		unix.Shutdown(tx, unix.SHUT_WR)
 		errs <- nil
@@ -162,7 +164,7 @@ func sendfileFrom(t *testing.T, src int, size int64, mode string) (*report.Zeroc
 			t.Fatal(err)
 		}
 	}
-	n := uint64(<-sent)
+	n := <-sent
 	end, err := sess.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +212,7 @@ func tcpPair(t *testing.T) (tx, rx int) {
 
 func TestSendfileSourceThatCannotSplice(t *testing.T) {
 	requireBPF(t)
-	const size = 8 << 20
+	size := uint64(testenv.Pick(8<<20, 2<<20))
 	// A page-cache file for reference, then the same file with O_DIRECT.
 	path := filepath.Join(t.TempDir(), "payload")
 	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
