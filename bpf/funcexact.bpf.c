@@ -126,24 +126,33 @@ static __always_inline __u64 segment(struct zc_fx_thread *t, struct zc_fx_cpu *f
 	return wall > intr ? wall - intr : 0;
 }
 
-/* The thread's task clock. A thread seen on another CPU or after a switch
- * has been running since this CPU's last sched_switch (or, when none was
- * seen since attach, from now: only differences matter). */
-static __always_inline __u64 task_clock(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u64 now)
+/* Brings the thread's running segment up to date: a thread not seen since
+ * it was switched in on this CPU has been running since that switch, when
+ * it is the task the switch brought in (else a switch was not seen: from
+ * now, losing the unknown part rather than inventing time). */
+static __always_inline void sync_thread(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u32 tid,
+					__u64 now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 
-	if (t->seq != fc->seq || t->cpu != cpu) {
-		if (fc->switch_ts && fc->switch_ts <= now) {
-			t->on_ts = fc->switch_ts;
-			t->intr_mark = fc->switch_intr;
-		} else {
-			t->on_ts = now;
-			t->intr_mark = fc->intr_ns[0];
-		}
-		t->seq = fc->seq;
-		t->cpu = cpu;
+	if (t->seq == fc->seq && t->cpu == cpu)
+		return;
+	if (fc->switch_ts && fc->switch_ts <= now && fc->switch_tid == tid) {
+		t->on_ts = fc->switch_ts;
+		t->intr_mark = fc->switch_intr;
+	} else {
+		t->on_ts = now;
+		t->intr_mark = fc->intr_ns[0];
 	}
+	t->seq = fc->seq;
+	t->cpu = cpu;
+}
+
+/* The thread's task clock: only differences matter. */
+static __always_inline __u64 task_clock(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u32 tid,
+					__u64 now)
+{
+	sync_thread(t, fc, tid, now);
 	return t->acc + segment(t, fc, now);
 }
 
@@ -153,7 +162,7 @@ static __always_inline __u64 level_clock(struct zc_fx_cpu *fc, __u32 d, __u64 no
 	return now - fc->intr_ns[masked(d, FX_LEVELS - 1)];
 }
 
-static __always_inline int on_switch(__u32 prev_state)
+static __always_inline int on_switch(__u32 prev_state, __u32 next_tid)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(); /* current is still prev */
 	struct zc_fx_cpu *fc = fx_cpu();
@@ -165,8 +174,10 @@ static __always_inline int on_switch(__u32 prev_state)
 	if (tid) {
 		t = bpf_map_lookup_elem(&fx_threads, &tid);
 		if (t) {
-			if (t->seq == fc->seq && t->cpu == bpf_get_smp_processor_id())
-				t->acc += segment(t, fc, now);
+			/* Its whole run since the switch-in counts, even when no
+			 * traced call looked at its clock during it. */
+			sync_thread(t, fc, tid, now);
+			t->acc += segment(t, fc, now);
 			t->seq = ~0U;
 			if (prev_state == TASK_DEAD)
 				bpf_map_delete_elem(&fx_threads, &tid);
@@ -175,6 +186,7 @@ static __always_inline int on_switch(__u32 prev_state)
 	fc->seq++;
 	fc->switch_ts = now;
 	fc->switch_intr = fc->intr_ns[0];
+	fc->switch_tid = next_tid;
 	fc->depth = 0; /* no switch inside an interrupt: heals a missed exit */
 	return 0;
 }
@@ -233,23 +245,24 @@ static __always_inline int on_intr_exit(void)
 /* ---- who is running ---- */
 
 /* The current thread's generation (0: not a target) and path, as the
- * accounting knows them. */
+ * accounting knows them. The threads map is the authority (the accounting's
+ * own syscall handlers trust it over the CPU's cached identity, which a
+ * switch or a new target resets); the CPU cache only names the system row. */
 static __always_inline __u32 who(__u8 *path)
 {
 	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	struct zc_cpu *c = bpf_map_lookup_elem(&cpu_states, &zero);
-	struct zc_thread *t;
+	struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct zc_cpu *c;
 
-	if (c && c->resolved && c->tid == tid) {
-		*path = c->gen ? c->path : c->sys_path;
-		return c->gen;
-	}
-	t = bpf_map_lookup_elem(&threads, &tid);
 	if (t) {
 		*path = t->path;
 		return t->gen;
 	}
-	*path = tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE;
+	c = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (c && c->resolved && c->tid == tid && !c->gen)
+		*path = c->sys_path;
+	else
+		*path = tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE;
 	return 0;
 }
 
@@ -293,7 +306,7 @@ static __always_inline int locate(struct fx_where *w, struct zc_fx_cpu *fc, __u6
 			return 0;
 	}
 	w->st = &t->st;
-	w->clk = task_clock(t, fc, now);
+	w->clk = task_clock(t, fc, tid, now);
 	w->ctx = CTX_TASK;
 	return 1;
 }
@@ -532,7 +545,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(fxb_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(prev_state);
+	return on_switch(prev_state, next->pid);
 }
 
 SEC("tp_btf/softirq_entry")
@@ -553,7 +566,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(fxr_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(prev_state);
+	return on_switch(prev_state, BPF_CORE_READ(next, pid));
 }
 
 SEC("raw_tp/softirq_entry")

@@ -86,7 +86,7 @@ struct zc_fx_cpu {
 	__u32 seq;                 /* bumped at each sched_switch */
 	__u32 depth;               /* 0 = task context */
 	__u8 ctx[FX_LEVELS];       /* enum zc_ctx of each level */
-	__u32 pad;
+	__u32 switch_tid;          /* the task that switch brought in */
 	struct zc_fx_stack st[FX_LEVELS]; /* st[0] unused: task context uses the thread's */
 };
 

@@ -49,7 +49,7 @@ type FuncexactZcFxCpu struct {
 	Seq        uint32
 	Depth      uint32
 	Ctx        [4]uint8
-	Pad        uint32
+	SwitchTid  uint32
 	St         [4]struct {
 		_   structs.HostLayout
 		Top uint32
