@@ -199,7 +199,7 @@ func (t byteTotals) txReason(zc *report.Zerocopy) string {
 		parts = append(parts, size(n)+" pinned (MSG_ZEROCOPY / SEND_ZC)")
 	}
 	if n := zc.TxUnclassifiedBytes; n > 0 {
-		parts = append(parts, size(n)+" unclassified (no decision seen: the send began before zcprof attached)")
+		parts = append(parts, size(n)+" unclassified (no decision seen: a send begun before zcprof attached, or an io_uring send the syscall inference could not match)")
 	}
 	r := fmt.Sprintf("Sent %s in %d sock_sendmsg calls: %s.", size(zc.TxBytes), calls, strings.Join(parts, ", "))
 	if d := zc.TxDeferredCopyBytes; d > 0 {
