@@ -16,7 +16,7 @@ func newProfileCmd() *cobra.Command {
 	var (
 		opts      profiler.ProfileOptions
 		pids      []int
-		asJSON    bool
+		outs      outputs
 		noFollow  bool
 		threadsOn bool
 		attr      attrib.Options
@@ -35,6 +35,9 @@ func newProfileCmd() *cobra.Command {
 			t.FollowChildren = !noFollow
 			opts.Command = args
 			opts.Threads = threadsOn
+			if err := outs.validate(); err != nil {
+				return err
+			}
 			if err := validateProfile(cmd, opts); err != nil {
 				return err
 			}
@@ -44,10 +47,7 @@ func newProfileCmd() *cobra.Command {
 			opts.Extensions = append(opts.Extensions, attrib.Extension(attr))
 			out := cmd.OutOrStdout()
 			render := func(d *report.Document) error {
-				if asJSON {
-					return report.WriteJSON(out, d)
-				}
-				return report.WriteTable(out, d)
+				return outs.stdout(out, d, report.WriteTable)
 			}
 			if opts.Interval > 0 {
 				opts.OnInterval = render
@@ -56,7 +56,7 @@ func newProfileCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if opts.Interval > 0 && !asJSON {
+			if opts.Interval > 0 && !outs.json && !outs.csv {
 				fmt.Fprintln(out, "\n=== whole run ===")
 			}
 			if err := render(res.Document); err != nil {
@@ -77,7 +77,7 @@ func newProfileCmd() *cobra.Command {
 	f.DurationVarP(&opts.Interval, "interval", "i", 0, "also print a report every interval")
 	f.BoolVar(&threadsOn, "threads", false, "break each process down by thread")
 	f.BoolVar(&noFollow, "no-follow", false, "do not follow children forked by the targets")
-	f.BoolVar(&asJSON, "json", false, "print zcprof/v1 JSON instead of tables")
+	outs.register(f)
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
 	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")

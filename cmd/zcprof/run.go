@@ -17,7 +17,8 @@ func newRunCmd() *cobra.Command {
 		methods, rxMethods, sizes, streams, bytesStr, cpus, ci string
 		duration                                               time.Duration
 		opts                                                   = zrun.Defaults()
-		asJSON, quiet                                          bool
+		quiet                                                  bool
+		out                                                    outputs
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -34,6 +35,9 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			f := cmd.Flags()
+			if err := out.validate(); err != nil {
+				return err
+			}
 			opts.Methods = splitNames(methods)
 			opts.RxMethods = splitNames(rxMethods)
 			if opts.Sizes, err = zrun.ParseSizes(sizes); err != nil {
@@ -77,10 +81,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return report.WriteJSON(cmd.OutOrStdout(), d)
-			}
-			return report.WriteRunTable(cmd.OutOrStdout(), d)
+			return out.stdout(cmd.OutOrStdout(), d, report.WriteRunTable)
 		},
 	}
 	f := cmd.Flags()
@@ -96,7 +97,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.StringVar(&ci, "ci", "", "LEVEL,WIDTH: repeat (at least 3, at most --repeat, default 10) until the LEVEL% interval of throughput and both CPUs is at most WIDTH% of the mean wide, i.e. ±WIDTH/2% (netperf -I)")
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
-	f.BoolVar(&asJSON, "json", false, "print zcprof/v1 JSON instead of tables")
+	out.register(f)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	return cmd
