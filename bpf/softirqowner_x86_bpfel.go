@@ -24,9 +24,10 @@ type SoftirqOwnerZcCpu struct {
 	SysPath  uint8
 	Stack    [4]uint8
 	Epoch    uint32
-	Pad      uint32
+	InPid    uint32
 	ClkOff   int64
-	BilledIn uint64
+	InTs     uint64
+	InRq     uint64
 }
 
 type SoftirqOwnerZcOwnerKey struct {
