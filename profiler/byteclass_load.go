@@ -172,7 +172,7 @@ func loadByteClassMaps(spec *ebpf.CollectionSpec, shared map[string]*ebpf.Map) (
 	if repl["threads"] == nil {
 		return nil, errors.New("the accounting has no threads map")
 	}
-	coll, err := ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl})
+	coll, err := ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
 	if err != nil {
 		return nil, fmt.Errorf("zcbytes maps: %w", err)
 	}

@@ -97,7 +97,7 @@ func loadGroup(spec *ebpf.CollectionSpec, names []string, shared map[string]*ebp
 			delete(s.Programs, name)
 		}
 	}
-	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: shared})
+	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: shared, Cache: bpf.KernelBTF})
 }
 
 func attach(backend, tracepoint string, prog *ebpf.Program) (link.Link, error) {

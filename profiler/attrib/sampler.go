@@ -85,7 +85,7 @@ func Start(sess *profiler.Session, hz int) (*Sampler, error) {
 		}
 		repl[name] = m
 	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
 	if err != nil {
 		return nil, fmt.Errorf("load sampler: %w", err)
 	}

@@ -74,6 +74,7 @@ func (p *probeSet) load(name, attachTo string) (*ebpf.Collection, *ebpf.Program,
 	}
 	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{mapHits: p.hits},
+		Cache:           bpf.KernelBTF,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -216,7 +216,7 @@ func loadOnly(spec *ebpf.CollectionSpec, names []string, repl map[string]*ebpf.M
 			delete(s.Programs, n)
 		}
 	}
-	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl})
+	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
 }
 
 // shortError keeps the first line of a verifier log.

@@ -110,6 +110,7 @@ func Attach(sess *profiler.Session) (*Tracker, error) {
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
 		MapReplacements: map[string]*ebpf.Map{"cpu_states": shared},
+		Cache:           bpf.KernelBTF,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("softirq owner: load: %w", firstLine(err))
