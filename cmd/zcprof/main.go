@@ -33,7 +33,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newProfileCmd(), newDoctorCmd(), newRunCmd())
+	root.AddCommand(newProfileCmd(), newDoctorCmd(), newRunCmd(), newCompareCmd())
 	return root
 }
 

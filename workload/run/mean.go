@@ -184,6 +184,11 @@ func figures(c report.Cell) map[string]float64 {
 			out[side.name+".softirq_for_peer_ns"] = float64(so.ForPeerNS)
 		}
 		out[side.name+".ns_per_mib"] = side.sd
+		// Per path too, so that zcprof compare can test each path's
+		// change over the repeats (a path absent from a run is 0 there).
+		for _, p := range side.p.Paths {
+			out[side.name+".path."+p.Path+".cpu_ns"] = float64(p.CPUNS)
+		}
 	}
 	return out
 }
@@ -195,9 +200,17 @@ var stopFigures = []string{"throughput_bps", "sender.on_cpu_ns", "receiver.on_cp
 // cellStats summarizes every figure over the runs.
 func cellStats(samples []report.Cell, level float64) map[string]report.Stat {
 	vals := map[string][]float64{}
-	for _, s := range samples {
+	for i, s := range samples {
 		for k, v := range figures(s) {
+			for len(vals[k]) < i {
+				vals[k] = append(vals[k], 0) // a path this run did not take
+			}
 			vals[k] = append(vals[k], v)
+		}
+	}
+	for k := range vals {
+		for len(vals[k]) < len(samples) {
+			vals[k] = append(vals[k], 0)
 		}
 	}
 	out := map[string]report.Stat{}

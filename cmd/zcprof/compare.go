@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/zcprof/zcprof/profiler/compare"
+)
+
+func newCompareCmd() *cobra.Command {
+	var (
+		asJSON bool
+		alpha  float64
+	)
+	cmd := &cobra.Command{
+		Use:   "compare BASE.json NEW.json [MORE.json ...]",
+		Short: "Compare zcprof JSON results (before and after a kernel patch): change per figure and its significance",
+		Long: `Matches the cells (zcprof run) or processes (zcprof profile) of each document with the base's and
+prints, per figure (throughput, CPU per side, service demand, each path and category), the base and
+new mean with their confidence interval, the change in percent, and whether it is significant:
+Welch's two-sided t-test over the repeats (run --repeat N). Figures without repeats on both sides
+are compared but marked not testable (?). Two documents of one cell each are compared whatever the
+cells' methods (write against sendfile).`,
+		Example: `  zcprof run --method write --repeat 10 --json > before.json
+  # boot the patched kernel
+  zcprof run --method write --repeat 10 --json > after.json
+  zcprof compare before.json after.json`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var files []compare.File
+			for _, a := range args {
+				d, err := compare.Load(a)
+				if err != nil {
+					return err
+				}
+				files = append(files, compare.File{Name: a, Doc: d})
+			}
+			r, err := compare.Compare(files[0], files[1:], alpha)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return compare.WriteJSON(cmd.OutOrStdout(), r)
+			}
+			return compare.WriteText(cmd.OutOrStdout(), r)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON (schema zcprof-compare/v1)")
+	f.Float64Var(&alpha, "alpha", compare.DefaultAlpha, "significance level of the test")
+	return cmd
+}
