@@ -7,9 +7,11 @@ import (
 
 // KeyFunctions are the fentry/kprobe targets of KERNEL.md §12: the callers
 // that give exact time, and the copy routines that on distro kernels only
-// show up in sampled stacks (fentry EBUSY, kprobe not found).
+// show up in sampled stacks (fentry EBUSY, kprobe not found). The same set
+// as the function-exact backend's table (profiler/exact checks it).
 var KeyFunctions = []string{
 	"tcp_sendmsg_locked",
+	"tcp_recvmsg_locked",
 	"skb_copy_datagram_iter",
 	"simple_copy_to_iter",
 	"splice_to_socket",
@@ -21,6 +23,7 @@ var KeyFunctions = []string{
 	"tcp_zerocopy_receive",
 	"msg_zerocopy_realloc",
 	"io_send_zc",
+	"io_sendmsg_zc",
 	"_copy_from_iter",
 	"_copy_to_iter",
 }
