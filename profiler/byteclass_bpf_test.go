@@ -121,7 +121,7 @@ func skipWithoutTracepoint(t *testing.T, mode string) {
 // io_uring send (the syscall returns SQEs), so it is left out, knowingly.
 func uringUnclassified(t *testing.T, mode, method string, zc *report.Zerocopy) bool {
 	t.Helper()
-	if mode != ByteClassesSyscallReturn || method != workload.MethodIOUringZC {
+	if mode != ByteClassesSyscallReturn || (method != workload.MethodIOUringZC && method != workload.MethodIOUring) {
 		return false
 	}
 	if zc.TxBytes != 0 || zc.TxPinnedBytes != 0 {
@@ -138,22 +138,29 @@ func TestByteClassesVerdicts(t *testing.T) {
 	total := int64(testenv.Pick(32<<20, 8<<20))
 	for _, mode := range byteClassModes() {
 		t.Run(mode, func(t *testing.T) {
-			t.Run("write", func(t *testing.T) {
-				snd, rcv, res, _ := transferEntries(t, workload.Config{Method: workload.MethodWrite, Size: 64 << 10, Bytes: total}, mode)
-				sent := uint64(res.SentBytes())
-				zc := snd.Zerocopy
-				if zc.Source != report.ZerocopySourceKernel || zc.TxBytes != sent || zc.TxCopiedBytes != sent {
-					t.Errorf("write: %+v, sent %d", zc, sent)
-				}
-				if !strings.HasPrefix(zc.Verdict, "copy") {
-					t.Errorf("write verdict %q", zc.Verdict)
-				}
-				// Every received byte was copied to user memory.
-				if r := rcv.Zerocopy; r.RxCopiedBytes != uint64(res.ReceivedBytes()) || r.RxMappedBytes != 0 || r.TxBytes != 0 {
-					t.Errorf("read receiver: %+v, received %d", r, res.ReceivedBytes())
-				}
-				assertTxMatchesPaths(t, snd)
-			})
+			// Copying sends: write, send, writev (one iovec per page of
+			// the pattern) and io_uring SEND.
+			for _, m := range []string{workload.MethodWrite, workload.MethodSend, workload.MethodWritev, workload.MethodIOUring} {
+				t.Run(m, func(t *testing.T) {
+					snd, rcv, res, _ := transferEntries(t, workload.Config{Method: m, Size: 64 << 10, Bytes: total}, mode)
+					sent := uint64(res.SentBytes())
+					zc := snd.Zerocopy
+					if uringUnclassified(t, mode, m, zc) {
+						return
+					}
+					if zc.Source != report.ZerocopySourceKernel || zc.TxBytes != sent || zc.TxCopiedBytes != sent {
+						t.Errorf("%s: %+v, sent %d", m, zc, sent)
+					}
+					if !strings.HasPrefix(zc.Verdict, "copy") {
+						t.Errorf("%s verdict %q", m, zc.Verdict)
+					}
+					// Every received byte was copied to user memory.
+					if r := rcv.Zerocopy; r.RxCopiedBytes != uint64(res.ReceivedBytes()) || r.RxMappedBytes != 0 || r.TxBytes != 0 {
+						t.Errorf("read receiver: %+v, received %d", r, res.ReceivedBytes())
+					}
+					assertTxMatchesPaths(t, snd)
+				})
+			}
 			for _, m := range []string{workload.MethodSendfile, workload.MethodSplice, workload.MethodVmsplice} {
 				t.Run(m, func(t *testing.T) {
 					snd, _, res, _ := transferEntries(t, workload.Config{Method: m, Size: 64 << 10, Bytes: total}, mode)
@@ -225,12 +232,12 @@ func TestByteClassesVerdicts(t *testing.T) {
 }
 
 // assertTxMatchesPaths: the classified send bytes equal the bytes the
-// sending syscalls returned (write path: one socket per call).
+// sending syscalls returned (tx.write and tx.io_uring: one socket per call).
 func assertTxMatchesPaths(t *testing.T, p report.Process) {
 	t.Helper()
 	var sum uint64
 	for _, path := range p.Paths {
-		if path.Path == "tx.write" {
+		if path.Path == "tx.write" || path.Path == "tx.io_uring" {
 			sum += path.Bytes
 			if path.Zerocopy == nil || path.Zerocopy.TxBytes != path.Bytes {
 				t.Errorf("path %s: %d bytes, zerocopy %+v", path.Path, path.Bytes, path.Zerocopy)
