@@ -31,6 +31,7 @@ type summary struct {
 
 type pkgSummary struct {
 	Name    string       `json:"name"`
+	Done    bool         `json:"done"` // false: the guest stopped while it ran
 	RC      int          `json:"rc"`
 	Seconds int          `json:"seconds"`
 	Passed  int          `json:"passed"`
@@ -124,7 +125,7 @@ func check(dir string) error {
 	}
 	for _, p := range g.Packages {
 		pass, fail, _ := p.count()
-		ps := pkgSummary{Name: p.Name, RC: p.RC, Seconds: p.Seconds, Passed: pass, Failed: fail}
+		ps := pkgSummary{Name: p.Name, Done: p.Done, RC: p.RC, Seconds: p.Seconds, Passed: pass, Failed: fail}
 		for _, t := range p.Tests {
 			if t.Status == "SKIP" {
 				ps.Skipped = append(ps.Skipped, t)
@@ -154,6 +155,10 @@ func check(dir string) error {
 func printVerdict(s summary, g *guestLog) {
 	fmt.Printf("== %s: %s, kernel %s, %d s\n", s.Series, s.Package, s.Kernel, s.Seconds)
 	for _, p := range s.Packages {
+		if !p.Done {
+			fmt.Printf("   %-28s DID NOT FINISH  %3d passed  %d failed  %d skipped before it stopped\n", p.Name, p.Passed, p.Failed, len(p.Skipped))
+			continue
+		}
 		fmt.Printf("   %-28s rc=%d  %3d passed  %d failed  %d skipped  %4d s\n", p.Name, p.RC, p.Passed, p.Failed, len(p.Skipped), p.Seconds)
 		for _, t := range p.Skipped {
 			fmt.Printf("      skip %s: %s\n", t.Name, strings.Join(t.Output, " "))

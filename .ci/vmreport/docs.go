@@ -215,6 +215,10 @@ func writeMatrix(b *strings.Builder, cols []column, full bool) {
 			row("&nbsp;&nbsp;`"+fn+"`", func(c column) string { return checkCell(c, doctor.KindFunction, fn) })
 		}
 	}
+	if !full {
+		row("lockdown, HZ, IRQ time accounting", settingsCell)
+		return
+	}
 	row("degraded in a profile session", func(c column) string {
 		if c.Profile == nil {
 			return ""
@@ -228,14 +232,16 @@ func writeMatrix(b *strings.Builder, cols []column, full bool) {
 		sort.Strings(out)
 		return orNone(out)
 	})
-	row("lockdown, HZ, IRQ time accounting", func(c column) string {
-		return doctorField(c, func(r *doctor.Report) string {
-			irq := "no"
-			if r.IRQTimeAccounting {
-				irq = "yes"
-			}
-			return fmt.Sprintf("%s, %d, %s", r.Settings.Lockdown, r.HZ, irq)
-		})
+	row("lockdown, HZ, IRQ time accounting", settingsCell)
+}
+
+func settingsCell(c column) string {
+	return doctorField(c, func(r *doctor.Report) string {
+		irq := "no"
+		if r.IRQTimeAccounting {
+			irq = "yes"
+		}
+		return fmt.Sprintf("%s, %d, %s", r.Settings.Lockdown, r.HZ, irq)
 	})
 }
 
@@ -298,9 +304,16 @@ func writeDetails(b *strings.Builder, c column) {
 		for _, p := range s.Problems {
 			fmt.Fprintf(b, "- **problem:** %s\n", oneLine(p))
 		}
+		if len(s.Problems) > 0 {
+			b.WriteString("\n")
+		}
 		b.WriteString("| test package | passed | failed | skipped | seconds |\n|---|---|---|---|---|\n")
 		for _, p := range s.Packages {
-			fmt.Fprintf(b, "| %s | %d | %d | %d | %d |\n", p.Name, p.Passed, p.Failed, len(p.Skipped), p.Seconds)
+			secs := strconv.Itoa(p.Seconds)
+			if !p.Done {
+				secs = "did not finish"
+			}
+			fmt.Fprintf(b, "| %s | %d | %d | %d | %s |\n", p.Name, p.Passed, p.Failed, len(p.Skipped), secs)
 		}
 		var skips []string
 		for _, p := range s.Packages {

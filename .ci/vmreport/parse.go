@@ -52,6 +52,7 @@ var (
 	markerRE = regexp.MustCompile(`^@@VMTEST (\w+)(?: (BEGIN|END))?(.*)$`)
 	kvRE     = regexp.MustCompile(`(\w+)=(\S+)`)
 	resultRE = regexp.MustCompile(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)`)
+	runRE    = regexp.MustCompile(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
 )
 
 func kv(s string) map[string]string {
@@ -130,24 +131,38 @@ func parseGuestLog(r io.Reader) (*guestLog, error) {
 }
 
 // parseTests reads `go test -v` output: "--- STATUS: Name (1.23s)" lines,
-// subtests indented, each followed by its indented log lines.
+// subtests indented. A test's log lines (skip reasons, failures) are the
+// indented lines printed while it ran ("=== RUN/CONT Name" up to its
+// result), or right after its result when the output was held back.
 func parseTests(lines []string) []testResult {
 	var out []testResult
+	logs := map[string][]string{}
+	current := ""
 	for i := 0; i < len(lines); i++ {
-		m := resultRE.FindStringSubmatch(lines[i])
+		l := lines[i]
+		if m := runRE.FindStringSubmatch(l); m != nil {
+			current = m[1]
+			continue
+		}
+		m := resultRE.FindStringSubmatch(l)
 		if m == nil {
+			if current != "" && strings.HasPrefix(l, "    ") {
+				logs[current] = append(logs[current], strings.TrimSpace(l))
+			}
 			continue
 		}
 		secs, _ := strconv.ParseFloat(m[4], 64)
-		t := testResult{Name: m[3], Status: m[2], Seconds: secs}
+		t := testResult{Name: m[3], Status: m[2], Seconds: secs, Output: logs[m[3]]}
 		indent := len(m[1])
 		for j := i + 1; j < len(lines); j++ {
-			l := lines[j]
-			if resultRE.MatchString(l) || len(l)-len(strings.TrimLeft(l, " \t")) <= indent {
+			next := lines[j]
+			if resultRE.MatchString(next) || runRE.MatchString(next) || len(next)-len(strings.TrimLeft(next, " \t")) <= indent {
 				break
 			}
-			t.Output = append(t.Output, strings.TrimSpace(l))
+			t.Output = append(t.Output, strings.TrimSpace(next))
+			i = j
 		}
+		current = ""
 		out = append(out, t)
 	}
 	return out
