@@ -44,6 +44,9 @@ func newProfileCmd() *cobra.Command {
 			if err := validateAttribution(attr); err != nil {
 				return err
 			}
+			if outs.wantStacks() && attr.Backend == attrib.BackendNone {
+				return errors.New("--pprof and --folded need sampled stacks: drop --backend none")
+			}
 			opts.Extensions = append(opts.Extensions, attrib.Extension(attr))
 			out := cmd.OutOrStdout()
 			render := func(d *report.Document) error {
@@ -60,6 +63,9 @@ func newProfileCmd() *cobra.Command {
 				fmt.Fprintln(out, "\n=== whole run ===")
 			}
 			if err := render(res.Document); err != nil {
+				return err
+			}
+			if err := outs.files(res.Document); err != nil {
 				return err
 			}
 			if res.ExitCode != 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/workload"
 	zrun "github.com/zcprof/zcprof/workload/run"
@@ -18,6 +19,7 @@ func newRunCmd() *cobra.Command {
 		duration                                               time.Duration
 		opts                                                   = zrun.Defaults()
 		quiet                                                  bool
+		sampleHz                                               int
 		out                                                    outputs
 	)
 	cmd := &cobra.Command{
@@ -77,8 +79,14 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 						report.SizeString(c.Size), c.Streams, report.Throughput(c.ThroughputBps))
 				}
 			}
+			if out.wantStacks() {
+				opts.Attribution = &attrib.Options{Backend: attrib.NameSampling, SampleHz: sampleHz}
+			}
 			d, err := zrun.Run(cmd.Context(), opts)
 			if err != nil {
+				return err
+			}
+			if err := out.files(d); err != nil {
 				return err
 			}
 			return out.stdout(cmd.OutOrStdout(), d, report.WriteRunTable)
@@ -98,6 +106,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
+	f.IntVar(&sampleHz, "sample-hz", attrib.DefaultHz, "with --pprof or --folded: kernel stack samples per second per CPU")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	return cmd

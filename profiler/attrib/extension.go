@@ -133,6 +133,9 @@ func (e *extension) Annotate(d *report.Document, iv profiler.Interval, prev, cur
 	if a, ok := e.b.(Annotator); ok {
 		a.AnnotateDocument(d, iv, p, c)
 	}
+	if st, ok := e.b.(Stacker); ok {
+		d.Stacks = WeightedStacks(iv, st.Stacks(p, c), ByProcess, true)
+	}
 	Annotate(d, e.b)
 	for k, v := range e.skipped {
 		d.Backends.Unavailable[k] = v

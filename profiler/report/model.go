@@ -18,6 +18,9 @@ type Document struct {
 	System     *System    `json:"system,omitempty"`
 	Precision  *Precision `json:"precision,omitempty"`
 	Warnings   []string   `json:"warnings,omitempty"`
+	// Stacks are the sampled kernel stacks weighted by exact time, for
+	// --pprof and --folded (stacks.go); not part of the JSON contract.
+	Stacks []Stack `json:"-"`
 }
 
 // Host describes the machine and kernel the figures come from.

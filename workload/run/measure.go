@@ -48,6 +48,11 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 	if ownerErr == nil {
 		defer func() { err = errors.Join(err, trk.Close()) }()
 	}
+	at, err := openAttribution(sess, o)
+	if err != nil {
+		return s, err
+	}
+	defer func() { err = errors.Join(err, at.Close()) }()
 	roleOf := map[uint32]workload.Role{}
 	for i, th := range threads {
 		tag := softirqowner.OwnerFirst + uint32(i)
@@ -69,6 +74,9 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 	if err != nil {
 		return s, err
 	}
+	if err := at.begin(); err != nil {
+		return s, err
+	}
 	start, err := sess.Snapshot()
 	if err != nil {
 		return s, err
@@ -85,6 +93,9 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 	if err != nil {
 		return s, err
 	}
+	if err := at.end(); err != nil {
+		return s, err
+	}
 	iv := profiler.Delta(start, end)
 	var owners softirqowner.Counts
 	var dropped uint64
@@ -92,6 +103,9 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 		owners, dropped = own1.Sub(own0), trk.Dropped()
 	}
 	s, err = build(cfg, o, threads, res, iv, owners, roleOf, sess, dropped)
+	if err == nil {
+		at.annotate(&s, threads, iv)
+	}
 	if err == nil && ownerErr != nil {
 		s.doc.Backends.Unavailable["softirq_owner"] = oneLine(ownerErr)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/workload"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	ColdCache bool
 	Threads   bool   // per-thread entries in each side
 	Backend   string // accounting backend: auto, tp_btf, raw_tp
+	// Attribution, if set, runs a category backend beside the accounting
+	// (--pprof, --folded): categories per path and weighted stacks.
+	Attribution *attrib.Options
 
 	// OnCell, if set, gets each finished cell (progress output).
 	OnCell func(cellIndex, cells int, c report.Cell)

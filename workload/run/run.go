@@ -32,8 +32,10 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 		level = o.CI.Level
 	}
 	var acc docAcc
+	var stacks []report.Stack // --pprof, --folded: means over each cell's runs
 	for i, cfg := range cfgs {
 		var samples []report.Cell
+		var cellStacks []report.Stack
 		reached := false
 		for r := range o.Repeat {
 			s, err := measure(ctx, cfg, o)
@@ -46,10 +48,15 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 			}
 			acc.add(s)
 			samples = append(samples, s.cell)
+			cellStacks = append(cellStacks, s.doc.Stacks...)
 			if o.CI != nil && len(samples) >= minCIRepeats && converged(cellStats(samples, level), o.CI) {
 				reached = true
 				break
 			}
+		}
+		for _, st := range cellStacks {
+			st.NS /= float64(len(samples))
+			stacks = append(stacks, st)
 		}
 		cell := meanCell(samples)
 		if len(samples) > 1 {
@@ -67,6 +74,7 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 		}
 	}
 	d := acc.finish()
+	d.Stacks = stacks
 	if len(removed) > 0 {
 		d.Warnings = append(d.Warnings, "removed leftovers of an earlier zcprof run: "+strings.Join(removed, ", "))
 	}
