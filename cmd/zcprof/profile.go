@@ -17,6 +17,7 @@ func newProfileCmd() *cobra.Command {
 		opts      profiler.ProfileOptions
 		pids      []int
 		outs      outputs
+		metr      metricsFlags
 		noFollow  bool
 		threadsOn bool
 		attr      attrib.Options
@@ -52,14 +53,20 @@ func newProfileCmd() *cobra.Command {
 			render := func(d *report.Document) error {
 				return outs.stdout(out, d, report.WriteTable)
 			}
-			if opts.Interval > 0 {
+			userInterval := opts.Interval > 0
+			if userInterval {
 				opts.OnInterval = render
 			}
-			res, err := profiler.Profile(cmd.Context(), opts)
+			stopMetrics, err := metr.start(cmd.Context(), &opts)
 			if err != nil {
 				return err
 			}
-			if opts.Interval > 0 && !outs.json && !outs.csv {
+			res, err := profiler.Profile(cmd.Context(), opts)
+			stopMetrics()
+			if err != nil {
+				return err
+			}
+			if userInterval && !outs.json && !outs.csv {
 				fmt.Fprintln(out, "\n=== whole run ===")
 			}
 			if err := render(res.Document); err != nil {
@@ -84,6 +91,7 @@ func newProfileCmd() *cobra.Command {
 	f.BoolVar(&threadsOn, "threads", false, "break each process down by thread")
 	f.BoolVar(&noFollow, "no-follow", false, "do not follow children forked by the targets")
 	outs.register(f)
+	metr.register(f)
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
 	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")
