@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -170,6 +171,7 @@ func printVerdict(s summary, g *guestLog) {
 		}
 		fmt.Printf("---- output of %s (last 150 lines)\n%s\n", p.Name, lastLines(strings.Join(p.Lines, "\n"), 150))
 	}
+	printSlowest(g, 8)
 	for _, pr := range s.Problems {
 		fmt.Printf("   PROBLEM: %s\n", pr)
 	}
@@ -203,4 +205,32 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// printSlowest lists the top-level tests that took longest: the budget
+// (about 15 minutes for the matrix) is spent there.
+func printSlowest(g *guestLog, n int) {
+	type timed struct {
+		name string
+		secs float64
+	}
+	var all []timed
+	for _, p := range g.Packages {
+		for _, t := range p.Tests {
+			if !strings.Contains(t.Name, "/") {
+				all = append(all, timed{p.Name + "." + t.Name, t.Seconds})
+			}
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].secs > all[j].secs })
+	if len(all) > n {
+		all = all[:n]
+	}
+	var parts []string
+	for _, t := range all {
+		parts = append(parts, fmt.Sprintf("%s %.0fs", t.name, t.secs))
+	}
+	if len(parts) > 0 {
+		fmt.Printf("   slowest: %s\n", strings.Join(parts, ", "))
+	}
 }
