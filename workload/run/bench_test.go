@@ -19,7 +19,7 @@ import (
 // benchPairs is how many interleaved generator/iperf3 pairs are run; the
 // ratio reported is the median of the pairs' ratios.
 const (
-	benchPairs    = 5
+	benchPairs    = 7
 	benchDuration = 2 * time.Second
 	benchSize     = 64 << 10
 )
@@ -144,6 +144,11 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// cpuRounds is how often the whole method matrix runs for
+// BenchmarkCPUPerMiB; each figure is the median over the rounds, and the
+// rounds interleave the methods so that a drift of the machine hits all.
+const cpuRounds = 3
+
 // BenchmarkCPUPerMiB runs every send method at 64 KiB under the exact
 // accounting and reports each side's CPU per MiB (service demand), and
 // each method's sender and total figure relative to write(), so that the
@@ -152,31 +157,45 @@ func median(xs []float64) float64 {
 func BenchmarkCPUPerMiB(b *testing.B) {
 	requireBench(b)
 	for range b.N {
-		o := Defaults()
-		o.Methods = workload.Methods
-		o.Duration = benchDuration
-		d, err := Run(context.Background(), o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var base report.Cell
-		for _, c := range d.Cells {
-			if c.Method == workload.MethodWrite {
-				base = c
+		tx, rx, tput := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+		var overhead []float64
+		for range cpuRounds {
+			o := Defaults()
+			o.Methods = workload.Methods
+			o.Duration = benchDuration / 2
+			d, err := Run(context.Background(), o)
+			if err != nil {
+				b.Fatal(err)
 			}
-		}
-		for _, c := range d.Cells {
-			b.ReportMetric(c.SenderNSPerMiB/1e3, c.Method+"-tx-us/MiB")
-			b.ReportMetric(c.ReceiverNSPerMiB/1e3, c.Method+"-rx-us/MiB")
-			if c.Method != workload.MethodWrite && base.SenderNSPerMiB > 0 {
-				b.ReportMetric(c.SenderNSPerMiB/base.SenderNSPerMiB, c.Method+"-tx/write")
-				b.ReportMetric((c.SenderNSPerMiB+c.ReceiverNSPerMiB)/(base.SenderNSPerMiB+base.ReceiverNSPerMiB), c.Method+"-total/write")
+			for _, c := range d.Cells {
+				tx[c.Method] = append(tx[c.Method], c.SenderNSPerMiB/1e3)
+				rx[c.Method] = append(rx[c.Method], c.ReceiverNSPerMiB/1e3)
+				tput[c.Method] = append(tput[c.Method], c.ThroughputBps)
 			}
-			b.Logf("%-13s %s  tx %7.1f µs/MiB (NET_RX %s, %s for the receiver)  rx %7.1f µs/MiB", c.Method, report.Throughput(c.ThroughputBps),
-				c.SenderNSPerMiB/1e3, report.Seconds(c.Sender.CPU.SoftirqNetRxNS), report.Seconds(c.Sender.SoftirqOwner.ForPeerNS), c.ReceiverNSPerMiB/1e3)
+			overhead = append(overhead, 100*d.Overhead.Share)
 		}
-		b.ReportMetric(100*d.Overhead.Share, "bpf-overhead-%")
+		wtx, wrx := median(tx[workload.MethodWrite]), median(rx[workload.MethodWrite])
+		for _, m := range workload.Methods {
+			mtx, mrx := median(tx[m]), median(rx[m])
+			b.ReportMetric(mtx, m+"-tx-us/MiB")
+			b.ReportMetric(mrx, m+"-rx-us/MiB")
+			if m != workload.MethodWrite {
+				b.ReportMetric(mtx/wtx, m+"-tx/write")
+				b.ReportMetric((mtx+mrx)/(wtx+wrx), m+"-total/write")
+			}
+			b.Logf("%-13s %12s  tx %7.1f µs/MiB  rx %7.1f µs/MiB  (rounds: tx %v, rx %v)", m, report.Throughput(median(tput[m])),
+				mtx, mrx, rounded(tx[m]), rounded(rx[m]))
+		}
+		b.ReportMetric(median(overhead), "bpf-overhead-%")
 	}
+}
+
+func rounded(xs []float64) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x + 0.5)
+	}
+	return out
 }
 
 func requireBench(b *testing.B) {
