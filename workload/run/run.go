@@ -141,7 +141,12 @@ func (a *docAcc) add(s sample) {
 		q.Unchecked += p.Unchecked
 		q.MaxErrPct = max(q.MaxErrPct, p.MaxErrPct)
 	}
+	// Per-run warnings say which cell they come from; the same words from
+	// several runs of a cell are kept once.
 	for _, w := range d.Warnings {
+		if name := cellName(s.cell); !strings.HasPrefix(w, name) {
+			w = name + ": " + w
+		}
 		a.warn(w)
 	}
 }
