@@ -8,7 +8,7 @@ VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 PRIVILEGED := run test bench vmtest
 
-.PHONY: all build run test bench vmtest generate check-generated vmlinux deps-bpf clean
+.PHONY: all build run test bench vmtest generate check-generated vmlinux deps-bpf clean vendor-chartjs
 
 all: build
 
@@ -60,3 +60,13 @@ deps-bpf:
 
 clean:
 	rm -rf bin
+
+# The HTML report's plotting library: a committed copy of Chart.js's
+# minified UMD build (go:embed), refreshed from the npm registry here so
+# that `go build` needs neither network nor node.
+CHARTJS_VERSION := 4.6.1
+vendor-chartjs:
+	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent chart.js@$(CHARTJS_VERSION) >/dev/null && \
+	tar xzf chart.js-$(CHARTJS_VERSION).tgz && \
+	cp package/dist/chart.umd.min.js $(CURDIR)/profiler/report/html/chart.umd.min.js && \
+	cp package/LICENSE.md $(CURDIR)/profiler/report/html/chart.js.LICENSE.md && rm -rf $$tmp

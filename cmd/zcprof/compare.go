@@ -1,15 +1,20 @@
 package main
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/zcprof/zcprof/profiler/compare"
+	"github.com/zcprof/zcprof/profiler/report/html"
 )
 
 func newCompareCmd() *cobra.Command {
 	var (
-		asJSON bool
-		alpha  float64
+		asJSON   bool
+		alpha    float64
+		htmlFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE.json NEW.json [MORE.json ...]",
@@ -38,6 +43,11 @@ cells' methods (write against sendfile).`,
 			if err != nil {
 				return err
 			}
+			if htmlFile != "" {
+				if err := writeFile(htmlFile, func(w io.Writer) error { return html.WriteCompare(w, r) }); err != nil {
+					return fmt.Errorf("--html: %v", err)
+				}
+			}
 			if asJSON {
 				return compare.WriteJSON(cmd.OutOrStdout(), r)
 			}
@@ -46,6 +56,7 @@ cells' methods (write against sendfile).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON (schema zcprof-compare/v1)")
+	f.StringVar(&htmlFile, "html", "", "also write the comparison as a self-contained HTML report with charts to `FILE`")
 	f.Float64Var(&alpha, "alpha", compare.DefaultAlpha, "significance level of the test")
 	return cmd
 }

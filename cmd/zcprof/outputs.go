@@ -9,13 +9,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/report/html"
 )
 
 // outputs are the renderings `run` and `profile` share: one on stdout
 // (table, --json or --csv) and any number of files.
 type outputs struct {
-	json, csv     bool
-	pprof, folded string
+	json, csv           bool
+	pprof, folded, html string
 }
 
 func (o *outputs) register(f *pflag.FlagSet) {
@@ -23,10 +24,15 @@ func (o *outputs) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of tables: one row per process (or cell side) and path (docs/json.md)")
 	f.StringVar(&o.pprof, "pprof", "", "write the sampled kernel stacks, weighted by exact CPU ns, as a gzipped pprof profile to `FILE`")
 	f.StringVar(&o.folded, "folded", "", "write the same stacks as folded lines (flamegraph.pl, speedscope) to `FILE`")
+	f.StringVar(&o.html, "html", "", "write a self-contained HTML report with charts to `FILE` (works offline)")
 }
 
 // wantStacks: an output needs the sampled stacks.
 func (o *outputs) wantStacks() bool { return o.pprof != "" || o.folded != "" }
+
+// wantSampling: an output needs sampled stacks or categories (run turns
+// the sampler on for them).
+func (o *outputs) wantSampling() bool { return o.wantStacks() || o.html != "" }
 
 // files writes the file outputs. A file that cannot be written completely
 // is removed, and the error names it.
@@ -34,11 +40,11 @@ func (o *outputs) files(d *report.Document) error {
 	for _, out := range []struct {
 		flag, path string
 		write      func(io.Writer, *report.Document) error
-	}{{"--pprof", o.pprof, report.WritePprof}, {"--folded", o.folded, report.WriteFolded}} {
+	}{{"--pprof", o.pprof, report.WritePprof}, {"--folded", o.folded, report.WriteFolded}, {"--html", o.html, html.Write}} {
 		if out.path == "" {
 			continue
 		}
-		if len(d.Stacks) == 0 {
+		if out.flag != "--html" && len(d.Stacks) == 0 {
 			return fmt.Errorf("%s: no sampled kernel stacks (attribution backend %q keeps none); use --backend sampling", out.flag, d.Backends.Attribution)
 		}
 		if err := writeFile(out.path, func(w io.Writer) error { return out.write(w, d) }); err != nil {

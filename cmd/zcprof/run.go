@@ -79,7 +79,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 						report.SizeString(c.Size), c.Streams, report.Throughput(c.ThroughputBps))
 				}
 			}
-			if out.wantStacks() {
+			if out.wantSampling() {
 				opts.Attribution = &attrib.Options{Backend: attrib.NameSampling, SampleHz: sampleHz}
 			}
 			d, err := zrun.Run(cmd.Context(), opts)
@@ -106,7 +106,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
-	f.IntVar(&sampleHz, "sample-hz", attrib.DefaultHz, "with --pprof or --folded: kernel stack samples per second per CPU")
+	f.IntVar(&sampleHz, "sample-hz", attrib.DefaultHz, "with --pprof, --folded or --html: kernel stack samples per second per CPU")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	return cmd
