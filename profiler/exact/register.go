@@ -13,34 +13,35 @@ import (
 // The function-exact backends register with attrib, which does not import
 // this package: a binary gets them by importing it (cmd/zcprof does).
 func init() {
-	attrib.Register(attrib.NameFentry, starter(ModeFentry))
-	attrib.Register(attrib.NameKprobe, starter(ModeKprobe))
+	probe := sync.OnceValues(doctor.SelectAttribution) // once per process
+	attrib.Register(attrib.NameFentry, starter(ModeFentry, probe))
+	attrib.Register(attrib.NameKprobe, starter(ModeKprobe, probe))
 }
 
-// probe is doctor's cheap check (one trivial program per kind), run once:
+// Prober is doctor's cheap check (one trivial program per attach kind):
 // `auto` asks it before loading 16 functions it would only see refused.
-var probe = sync.OnceValues(doctor.SelectAttribution)
+type Prober func() (doctor.Selection, error)
 
 // refusedByProbe returns doctor's reason when its probe says mode cannot
-// work here ("" when it may).
-func refusedByProbe(mode string) string {
+// work here ("" when it may, or when the probe itself could not run: then
+// attaching tells).
+func refusedByProbe(mode string, probe Prober) string {
 	sel, err := probe()
 	if err != nil {
 		return ""
 	}
-	if why, ok := sel.Unavailable[mode]; ok {
-		return why
-	}
-	return ""
+	return sel.Unavailable[mode]
 }
 
 // starter attaches mode, with a sampler beside it for the copy shares of
 // callers whose copy routine is refused (all distro kernels, KERNEL.md
-// §12). Without a sampler the backend still runs, and says so.
-func starter(mode string) attrib.Starter {
+// §12). Without a sampler the backend still runs, and says so. Under
+// auto, a mode doctor's probe refused fails at once with its reason; a
+// mode asked for by name is always attached for real.
+func starter(mode string, probe Prober) attrib.Starter {
 	return func(sess *profiler.Session, o attrib.Options) (attrib.Backend, error) {
 		if o.Backend == "" || o.Backend == "auto" {
-			if why := refusedByProbe(mode); why != "" {
+			if why := refusedByProbe(mode, probe); why != "" {
 				return nil, fmt.Errorf("%s (doctor's probe)", why)
 			}
 		}

@@ -1,0 +1,48 @@
+package exact
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/doctor"
+)
+
+// Under auto, a rung doctor's probe refused fails at once with doctor's
+// reason, without loading anything (no session is even needed).
+func TestStarterAutoFollowsProbe(t *testing.T) {
+	sel := doctor.Selection{Backend: "sampling", Unavailable: map[string]string{"fentry": whyFentry,
+		"kprobe": "kprobe: attach failed: no such file or directory (kernel built without CONFIG_KPROBES)"}}
+	probe := func() (doctor.Selection, error) { return sel, nil }
+	for _, mode := range []string{ModeFentry, ModeKprobe} {
+		for _, requested := range []string{"auto", ""} {
+			b, err := starter(mode, probe)(nil, attrib.Options{Backend: requested})
+			if b != nil || err == nil || err.Error() != sel.Unavailable[mode]+" (doctor's probe)" {
+				t.Errorf("%s under %q: %v, %v", mode, requested, b, err)
+			}
+		}
+	}
+}
+
+func TestRefusedByProbe(t *testing.T) {
+	ok := func() (doctor.Selection, error) { return doctor.Selection{Backend: "fentry"}, nil }
+	broken := func() (doctor.Selection, error) { return doctor.Selection{}, errors.New("read probe programs: boom") }
+	kprobeOnly := func() (doctor.Selection, error) {
+		return doctor.Selection{Backend: "kprobe", Unavailable: map[string]string{"fentry": whyFentry}}, nil
+	}
+	for _, c := range []struct {
+		mode  string
+		probe Prober
+		want  string
+	}{
+		{ModeFentry, ok, ""},
+		{ModeKprobe, ok, ""}, // not probed when fentry works: attaching tells
+		{ModeFentry, broken, ""},
+		{ModeFentry, kprobeOnly, whyFentry},
+		{ModeKprobe, kprobeOnly, ""},
+	} {
+		if got := refusedByProbe(c.mode, c.probe); got != c.want {
+			t.Errorf("%s: %q, want %q", c.mode, got, c.want)
+		}
+	}
+}
