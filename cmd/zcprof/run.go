@@ -73,16 +73,12 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 					opts.Repeat = zrun.DefaultCIRepeat
 				}
 			}
-			if !quiet {
-				opts.OnCell = func(i, n int, c report.Cell) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "cell %d/%d %s→%s %s ×%d: %s\n", i+1, n, c.Method, c.RxMethod,
-						report.SizeString(c.Size), c.Streams, report.Throughput(c.ThroughputBps))
-				}
-			}
+			done := runProgress(cmd.ErrOrStderr(), &opts, quiet)
 			if out.wantSampling() {
 				opts.Attribution = &attrib.Options{Backend: attrib.NameSampling, SampleHz: sampleHz}
 			}
 			d, err := zrun.Run(cmd.Context(), opts)
+			done()
 			if err != nil {
 				return err
 			}
@@ -107,7 +103,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
 	f.IntVar(&sampleHz, "sample-hz", attrib.DefaultHz, "with --pprof, --folded or --html: kernel stack samples per second per CPU")
-	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (a bar on a terminal, one line per cell otherwise)")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	return cmd
 }

@@ -47,6 +47,9 @@ type Options struct {
 
 	// OnCell, if set, gets each finished cell (progress output).
 	OnCell func(cellIndex, cells int, c report.Cell)
+	// OnRun, if set, is called before each run of a cell (progress bar):
+	// run counts from 0 up to at most repeats-1.
+	OnRun func(cellIndex, cells, run, repeats int)
 }
 
 // DefaultMethods is the matrix of `zcprof run` without flags.

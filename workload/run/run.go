@@ -38,6 +38,9 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 		var cellStacks []report.Stack
 		reached := false
 		for r := range o.Repeat {
+			if o.OnRun != nil {
+				o.OnRun(i, len(cfgs), r, o.Repeat)
+			}
 			s, err := measure(ctx, cfg, o)
 			if err != nil {
 				name := cellName(report.Cell{Method: cfg.Method, RxMethod: cfg.RxMethod, Size: cfg.Size, Streams: cfg.Streams})
