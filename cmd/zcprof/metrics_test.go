@@ -69,10 +69,12 @@ func TestMetricsMoveWithATransfer(t *testing.T) {
 		prof.Process.Signal(syscall.SIGINT)
 		prof.Wait()
 	}()
-	// Bounded wait for the exporter to answer (attach takes a moment).
+	// Bounded wait for the first interval: the exporter answers as soon
+	// as it is bound, the programs are attached only a moment later.
 	up := false
-	for i := 0; i < 100 && !up; i++ {
-		_, up = scrape(t, url, "zcprof_intervals_total")
+	for i := 0; i < 300 && !up; i++ {
+		n, ok := scrape(t, url, "zcprof_intervals_total")
+		up = ok && n >= 1
 		time.Sleep(100 * time.Millisecond)
 	}
 	if !up {
