@@ -71,7 +71,8 @@ func transferCPUProfiled(b *testing.B, cfg workload.Config) (uint64, Interval) {
 	for _, th := range t.Threads() {
 		tids = append(tids, th.TID)
 	}
-	sess, err := Open(Options{Target: Target{TIDs: tids}})
+	// The accounting alone: byte classes and attribution have benchmarks of their own.
+	sess, err := Open(Options{Target: Target{TIDs: tids}, ByteClasses: ByteClassesOff})
 	if err != nil {
 		b.Fatal(err)
 	}
