@@ -6,6 +6,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
@@ -70,7 +71,7 @@ func ReadKernelInfo(funcs []Function) KernelInfo {
 	if tab, err := ksym.Read(); err == nil && len(tab.Names) > 0 {
 		k.Symbols = tab.Names
 	}
-	spec, err := btf.LoadKernelSpec()
+	spec, err := bpf.KernelBTF.Kernel() // decoded once per process
 	if err != nil {
 		return k
 	}
