@@ -16,6 +16,10 @@
 #include "accounting.h"
 #include "sampler.h"
 
+struct pt_regs___cs8 {
+	unsigned long cs;
+} __attribute__((preserve_access_index));
+
 char LICENSE[] SEC("license") = "GPL";
 
 struct {
@@ -120,8 +124,11 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	k->gen = gen;
 	k->path = path;
 	k->ctx = cx;
-	/* The ctx allows only 8-byte loads of regs: cs via the csx alias. */
-	if ((ctx->regs.csx & 3) != 0) {
+	/* The ctx allows only 8-byte loads of regs. 6.18 names the 8-byte
+	 * slot csx (a union with the 16-bit cs); 6.1 has only an unsigned
+	 * long cs. The flavor below reads `cs` as 8 bytes at its CO-RE offset,
+	 * which is the same slot on both. */
+	if ((((struct pt_regs___cs8 *)&ctx->regs)->cs & 3) != 0) {
 		k->kind = ZC_SAMPLE_USER;
 	} else {
 		n = bpf_get_stack(ctx, k->ips, sizeof(k->ips), 0);
