@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestOptionalTracepointsDegrade(t *testing.T) {
 				t.Errorf("auto accounting = %s (fallback %q), want %s", s.Backend(), s.Fallback(), want)
 			}
 			ids := s.ProgramIDs()
-			unavailable := s.Unavailable()
+			unavailable := maps.Clone(s.Unavailable())
 			if err := s.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
@@ -64,6 +65,23 @@ func TestOptionalTracepointsDegrade(t *testing.T) {
 				}
 				if expectSet && testenv.Expected("TRACEPOINTS_MISSING", p.tracepoint) != lost {
 					t.Errorf("%q unavailable = %v, but ZCPROF_EXPECT_TRACEPOINTS_MISSING=%q", p.optional, lost, strings.Join(missing, ","))
+				}
+			}
+			// The recent tracepoints the session's features use beyond the
+			// accounting (byte classes: tcp_sendmsg_locked 6.16+,
+			// sock_send_length 6.3+): when missing, some feature says so.
+			for _, tp := range []string{"tcp_sendmsg_locked", "sock_send_length"} {
+				var named []string
+				for k, v := range unavailable {
+					if strings.Contains(k, tp) || strings.Contains(v, tp) {
+						named = append(named, k+": "+v)
+					}
+				}
+				if !inKernel(tp) && len(named) == 0 {
+					t.Errorf("%s is not in this kernel, but no unavailable feature names it: %v", tp, unavailable)
+				}
+				if inKernel(tp) && len(named) > 0 {
+					t.Errorf("%s is in this kernel, but: %q", tp, named)
 				}
 			}
 		})
