@@ -512,10 +512,9 @@ int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 
 /* Fallback only: which kind of send io_uring was asked for, per socket.
  * req->file is assigned at issue, after this tracepoint: use the fd. */
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(zcb_uring_submit, struct io_kiocb *req)
+static __always_inline int on_uring_submit(struct io_kiocb *req)
 {
-	__u8 op = req->opcode, zc;
+	__u8 op = BPF_CORE_READ(req, opcode), zc;
 	struct socket *sock;
 	struct file *f;
 	struct sock *sk;
@@ -527,9 +526,9 @@ int BPF_PROG(zcb_uring_submit, struct io_kiocb *req)
 		zc = 0;
 	else
 		return 0;
-	if ((req->flags & ZCB_REQ_F_FIXED_FILE) || !current_target())
+	if ((BPF_CORE_READ(req, flags) & ZCB_REQ_F_FIXED_FILE) || !current_target())
 		return 0; /* fixed files: not resolvable here */
-	f = file_of_fd(req->cqe.fd);
+	f = file_of_fd(BPF_CORE_READ(req, cqe.fd));
 	if (!f || file_type(f) != ZCB_S_IFSOCK)
 		return 0;
 	sock = BPF_CORE_READ(f, private_data);
@@ -539,6 +538,19 @@ int BPF_PROG(zcb_uring_submit, struct io_kiocb *req)
 	key = (__u64)sk;
 	bpf_map_update_elem(&zcb_uring_sk, &key, &zc, BPF_ANY);
 	return 0;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(zcb_uring_submit, struct io_kiocb *req)
+{
+	return on_uring_submit(req);
+}
+
+/* Its name before 6.4 (same first argument). */
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(zcb_uring_submit_sqe, struct io_kiocb *req)
+{
+	return on_uring_submit(req);
 }
 
 /* ---- syscalls (classic tracepoints: they fire only for their syscall) ---- */

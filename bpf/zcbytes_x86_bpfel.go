@@ -120,6 +120,7 @@ const (
 	ZcbytesProgZcbTcpSendmsgLocked = "zcb_tcp_sendmsg_locked"
 	ZcbytesProgZcbUringComplete    = "zcb_uring_complete"
 	ZcbytesProgZcbUringSubmit      = "zcb_uring_submit"
+	ZcbytesProgZcbUringSubmitSqe   = "zcb_uring_submit_sqe"
 	ZcbytesVarCfgCopySpliceRead    = "cfg_copy_splice_read"
 	ZcbytesVarZcbDropped           = "zcb_dropped"
 )
@@ -193,6 +194,7 @@ type ZcbytesProgramSpecs struct {
 	ZcbTcpSendmsgLocked *ebpf.ProgramSpec `ebpf:"zcb_tcp_sendmsg_locked"`
 	ZcbUringComplete    *ebpf.ProgramSpec `ebpf:"zcb_uring_complete"`
 	ZcbUringSubmit      *ebpf.ProgramSpec `ebpf:"zcb_uring_submit"`
+	ZcbUringSubmitSqe   *ebpf.ProgramSpec `ebpf:"zcb_uring_submit_sqe"`
 }
 
 // ZcbytesMapSpecs contains maps before they are loaded into the kernel.
@@ -296,6 +298,7 @@ type ZcbytesPrograms struct {
 	ZcbTcpSendmsgLocked *ebpf.Program `ebpf:"zcb_tcp_sendmsg_locked"`
 	ZcbUringComplete    *ebpf.Program `ebpf:"zcb_uring_complete"`
 	ZcbUringSubmit      *ebpf.Program `ebpf:"zcb_uring_submit"`
+	ZcbUringSubmitSqe   *ebpf.Program `ebpf:"zcb_uring_submit_sqe"`
 }
 
 func (p *ZcbytesPrograms) Close() error {
@@ -327,6 +330,7 @@ func (p *ZcbytesPrograms) Close() error {
 		p.ZcbTcpSendmsgLocked,
 		p.ZcbUringComplete,
 		p.ZcbUringSubmit,
+		p.ZcbUringSubmitSqe,
 	)
 }
 

@@ -38,7 +38,8 @@ var (
 	zcbDecision = zcbPoint{prog: "zcb_tcp_sendmsg_locked", name: "tcp_sendmsg_locked"}
 	zcbSend     = zcbPoint{prog: "zcb_sock_send_length", name: "sock_send_length",
 		lost: "byte classes: sends"}
-	zcbUring = zcbPoint{prog: "zcb_uring_submit", name: "io_uring_submit_req",
+	zcbUring    = zcbPoint{prog: "zcb_uring_submit", name: "io_uring_submit_req"}
+	zcbUringSQE = zcbPoint{prog: "zcb_uring_submit_sqe", name: "io_uring_submit_sqe",
 		lost: "byte classes: io_uring send kind"}
 	zcbRetransmitErr = zcbPoint{prog: "zcb_retransmit_err", name: "tcp_retransmit_skb"}
 	zcbRetransmit    = zcbPoint{prog: "zcb_retransmit", name: "tcp_retransmit_skb",
@@ -85,8 +86,10 @@ func openByteClasses(shared map[string]*ebpf.Map, want string, unavailable map[s
 	return nil, nil
 }
 
-// attachAll attaches what this kernel has; the send decision's source is
-// the first that works of tcp_sendmsg_locked and the syscall inference.
+// attachAll attaches what this kernel has. Send decisions come from the
+// first backend that works (or the one asked for): tcp_sendmsg_locked with
+// sock_send_length (6.16+), sock_send_length with the syscall inference
+// (6.3+), or the send syscalls' returns with the same inference.
 func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavailable map[string]string) *byteClasses {
 	try := func(p zcbPoint) error {
 		err := b.attach(spec, p)
@@ -95,23 +98,20 @@ func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavaila
 		}
 		return err
 	}
-	if want != ByteClassesSyscall && want != ByteClassesSyscallReturn {
-		if err := try(zcbDecision); err == nil {
-			b.mode = ByteClassesDecision
-		} else {
-			unavailable["byte classes: "+ByteClassesDecision] = err.Error() + "; send classes inferred from the syscall and socket state"
-		}
-	}
-	if b.mode == "" {
-		b.mode = ByteClassesSyscall
-		try(zcbUring)
-	}
-	var err error
+	var sendErr, decisionErr error
 	if want != ByteClassesSyscallReturn {
-		err = b.attach(spec, zcbSend)
+		sendErr = b.attach(spec, zcbSend)
 	}
-	if want == ByteClassesSyscallReturn || err != nil {
-		// Before 6.3: bytes from the send syscalls' return values.
+	if want != ByteClassesSyscallReturn && want != ByteClassesSyscall && sendErr == nil {
+		decisionErr = b.attach(spec, zcbDecision)
+	}
+	switch {
+	case want == ByteClassesSyscallReturn || sendErr != nil:
+		// Before 6.3: bytes from the send syscalls' return values;
+		// io_uring sends return none, so their kind is not needed.
+		if sendErr != nil {
+			unavailable["byte classes: sock_send_length"] = sendErr.Error() + "; send bytes from syscall returns (io_uring sends not classified)"
+		}
 		b.mode = ByteClassesSyscallReturn
 		for _, p := range zcbSendSyscalls {
 			if err := b.attach(spec, p); err != nil {
@@ -120,8 +120,16 @@ func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavaila
 				break
 			}
 		}
-		if err != nil {
-			unavailable["byte classes: sock_send_length"] = err.Error() + "; send bytes from syscall returns (io_uring sends not classified)"
+	case want != ByteClassesSyscall && decisionErr == nil:
+		b.mode = ByteClassesDecision
+	default:
+		if decisionErr != nil {
+			unavailable["byte classes: "+ByteClassesDecision] = decisionErr.Error() + "; send classes inferred from the syscall and socket state"
+		}
+		b.mode = ByteClassesSyscall
+		// The tracepoint was io_uring_submit_sqe before 6.4.
+		if b.attach(spec, zcbUring) != nil {
+			try(zcbUringSQE)
 		}
 	}
 	for _, p := range zcbOthers {
