@@ -38,6 +38,8 @@ type pkgSummary struct {
 	Passed  int          `json:"passed"`
 	Failed  int          `json:"failed"`
 	Skipped []testResult `json:"skipped,omitempty"`
+	// FailedTests names the failed tests, subtests included.
+	FailedTests []string `json:"failed_tests,omitempty"`
 }
 
 // Kernel messages that mean the kernel itself went wrong. A WARN splat is
@@ -55,6 +57,9 @@ func check(dir string) error {
 	}
 	s := summary{Series: filepath.Base(dir), Package: read("package"), Commit: read("commit"),
 		Date: time.Now().UTC().Format("2006-01-02"), Seconds: atoi(read("seconds")), Env: map[string]string{}}
+	if fi, err := os.Stat(filepath.Join(dir, "tests.log")); err == nil {
+		s.Date = fi.ModTime().UTC().Format("2006-01-02") // when the guest ran, not this check
+	}
 	problem := func(format string, a ...any) { s.Problems = append(s.Problems, fmt.Sprintf(format, a...)) }
 
 	switch rc := read("qemu.rc"); rc {
@@ -128,8 +133,11 @@ func check(dir string) error {
 		pass, fail, _ := p.count()
 		ps := pkgSummary{Name: p.Name, Done: p.Done, RC: p.RC, Seconds: p.Seconds, Passed: pass, Failed: fail}
 		for _, t := range p.Tests {
-			if t.Status == "SKIP" {
+			switch t.Status {
+			case "SKIP":
 				ps.Skipped = append(ps.Skipped, t)
+			case "FAIL":
+				ps.FailedTests = append(ps.FailedTests, t.Name)
 			}
 		}
 		s.Packages = append(s.Packages, ps)

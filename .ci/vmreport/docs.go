@@ -263,7 +263,7 @@ func checkCell(c column, kind, name string) string {
 	case !ok:
 		return ""
 	case ch.Status == doctor.StatusOK && kind == doctor.KindFunction:
-		return strings.TrimPrefix(ch.Detail, "attached ")
+		return "ok " + strings.TrimPrefix(ch.Detail, "attached ")
 	case ch.Status == doctor.StatusOK:
 		return "ok"
 	case strings.Contains(ch.Detail, "not in /proc/kallsyms"):
@@ -314,6 +314,15 @@ func writeDetails(b *strings.Builder, c column) {
 				secs = "did not finish"
 			}
 			fmt.Fprintf(b, "| %s | %d | %d | %d | %s |\n", p.Name, p.Passed, p.Failed, len(p.Skipped), secs)
+		}
+		var fails []string
+		for _, p := range s.Packages {
+			for _, t := range p.FailedTests {
+				fails = append(fails, fmt.Sprintf("`%s` %s", p.Name, t))
+			}
+		}
+		if len(fails) > 0 {
+			b.WriteString("\nFailed: " + strings.Join(fails, ", ") + ".\n")
 		}
 		var skips []string
 		for _, p := range s.Packages {
