@@ -63,6 +63,21 @@ func (t byteTotals) zerocopy(splicer string) *report.Zerocopy {
 		ZCCompletions:          t.events(ClassErrqDone, ClassUringNotif),
 		ZCCompletionsCopied:    t.events(ClassErrqCopied, ClassUringCopied),
 	}
+	// Where copies happen in one place only, a pinned byte is copied once
+	// per transmission: whatever was copied beyond the pinned bytes went
+	// out more than once (a retransmission the tracepoint did not show as
+	// one, e.g. a spurious fast retransmit after loopback reordered
+	// segments across the per-CPU backlogs).
+	places := 0
+	for _, c := range deferredClasses {
+		if t[c].Bytes > 0 {
+			places++
+		}
+	}
+	if over := zc.TxDeferredCopyBytes - zc.TxDeferredRecopyBytes; places == 1 &&
+		zc.TxDeferredCopyBytes > zc.TxDeferredRecopyBytes && over > zc.TxPinnedBytes {
+		zc.TxDeferredRecopyBytes += over - zc.TxPinnedBytes
+	}
 	zc.TxDeferredCopyBytes -= zc.TxDeferredRecopyBytes
 	for _, c := range deferredClasses {
 		if n := t[c].Bytes; n > 0 {

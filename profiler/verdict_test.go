@@ -251,3 +251,20 @@ func TestDeltaByteClasses(t *testing.T) {
 		t.Errorf("byte classes without the feature: %v", iv.Threads[0].ByteClasses)
 	}
 }
+
+// A spurious retransmission the retransmit tracepoint did not flag (seen in
+// CI: 12,563 bytes copied on loopback beyond the 32 MiB pinned): the excess
+// is a re-copy, not more deferred payload.
+func TestDeferredBeyondPinnedIsRecopy(t *testing.T) {
+	const sent = 32 << 20
+	zc := totals(map[ByteClass]ByteCount{
+		ClassTxPinned:         {Bytes: sent, Events: 512},
+		ClassDeferredLoopback: {Bytes: sent + 12563, Events: 520},
+	}).zerocopy("")
+	if zc.TxDeferredCopyBytes != sent || zc.TxDeferredRecopyBytes != 12563 || zc.TxDeferredVia["loopback"] != sent+12563 {
+		t.Fatalf("deferred %d recopy %d via %v", zc.TxDeferredCopyBytes, zc.TxDeferredRecopyBytes, zc.TxDeferredVia)
+	}
+	if !strings.Contains(zc.Verdict, "copied on local delivery (loopback)") {
+		t.Fatalf("verdict %q", zc.Verdict)
+	}
+}
