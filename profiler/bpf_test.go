@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,18 +14,7 @@ import (
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
-// requireBPF skips without root, unless ZCPROF_REQUIRE_BPF=1 (CI), where a
-// missing privilege is a failure: BPF tests are never silently skipped.
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
-	}
-	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
-}
+func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 // profileChild runs the loopback child under Profile and returns the
 // document and the child's own counts.

@@ -70,6 +70,9 @@ type Config struct {
 
 	ColdCache      bool // sendfile/splice/mmap: evict the payload file from page cache before Run
 	NoSockZerocopy bool // msg_zerocopy without SO_ZEROCOPY: the kernel silently copies
+	// Congestion sets the sender's TCP congestion control (TCP_CONGESTION),
+	// "" keeps the system's: pacing (bbr) changes where a sender's CPU goes.
+	Congestion string
 }
 
 // MaxStreams is the largest accepted Streams: 4 per CPU (each stream is two

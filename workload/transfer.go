@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"os"
 	"sync"
 	"time"
@@ -160,6 +161,12 @@ func (t *Transfer) senderMain(w *worker, port <-chan int, ready chan<- error) {
 		return
 	}
 	w.setFd(fd)
+	if t.cfg.Congestion != "" {
+		if err := unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, t.cfg.Congestion); err != nil {
+			fail(fmt.Errorf("sender %d: congestion control %q: %w", w.Stream, t.cfg.Congestion, err))
+			return
+		}
+	}
 	if w.Cookie, err = socketCookie(fd); err != nil {
 		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
 		return

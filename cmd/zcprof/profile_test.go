@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,16 +41,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
-	}
-	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
-}
+func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 type result struct {
 	stdout, stderr string

@@ -3,7 +3,7 @@ package attrib
 import (
 	"context"
 	"fmt"
-	"os"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"sort"
 	"strings"
 	"testing"
@@ -13,18 +13,7 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-// requireBPF skips without root, unless ZCPROF_REQUIRE_BPF=1 (CI), where a
-// missing privilege is a failure.
-func requireBPF(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
-	}
-	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
-}
+func requireBPF(t testing.TB) { testenv.RequireBPF(t) }
 
 // sampledRun is one workload transfer profiled with exact accounting and
 // the sampler.

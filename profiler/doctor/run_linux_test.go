@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"errors"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"strings"
 	"testing"
@@ -10,17 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// requireBPF skips without root unless ZCPROF_REQUIRE_BPF=1 (CI), which
-// turns the skip into a failure.
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if err := Privileged(); err != nil {
-		if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-			t.Fatalf("ZCPROF_REQUIRE_BPF=1 but: %v", err)
-		}
-		t.Skip(err)
-	}
-}
+func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 // TestRunOnThisKernel runs the real probes and checks them against facts
 // read independently of Run. The fentry/kprobe expectations are those of

@@ -3,6 +3,7 @@ package exact
 import (
 	"context"
 	"errors"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"slices"
 	"strconv"
@@ -19,17 +20,7 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-// requireBPF skips without privileges unless ZCPROF_REQUIRE_BPF=1 (CI),
-// which turns the skip into a failure.
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if err := doctor.Privileged(); err != nil {
-		if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-			t.Fatalf("ZCPROF_REQUIRE_BPF=1 but: %v", err)
-		}
-		t.Skip(err)
-	}
-}
+func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 // expectList reads make vmtest's ZCPROF_EXPECT_<name> (comma-separated);
 // ok says whether it is set at all (set but empty means "none").

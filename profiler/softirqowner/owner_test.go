@@ -2,7 +2,6 @@ package softirqowner
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -11,16 +10,7 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
-	}
-	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
-}
+func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 // TestOwnerBytes: every payload byte is new to tcp_rcv_established of the
 // receiver's socket exactly once (in softirq or from its backlog; reordered

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"testing"
 )
 
 // Scale is ZCPROF_TEST_SCALE: "small" under emulation, where CPU is 10-50x
@@ -58,4 +59,18 @@ func ExpectList(name string) (list []string, ok bool) {
 func Expected(name, item string) bool {
 	list, _ := ExpectList(name)
 	return slices.Contains(list, item)
+}
+
+// RequireBPF skips a test that needs root (to load BPF) when not root,
+// unless ZCPROF_REQUIRE_BPF=1 (make test, CI, vmtest), where it fails
+// instead: BPF tests are never silently skipped there.
+func RequireBPF(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
+		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
+	}
+	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
 }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,18 +11,7 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-// requireBPF skips without root, unless ZCPROF_REQUIRE_BPF=1 (CI), where a
-// missing privilege is a failure.
-func requireBPF(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("ZCPROF_REQUIRE_BPF") == "1" {
-		t.Fatal("BPF tests need root (ZCPROF_REQUIRE_BPF=1 is set)")
-	}
-	t.Skip("BPF tests need root; set ZCPROF_REQUIRE_BPF=1 to make this a failure")
-}
+func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 // testBytes per stream; less under emulation (make vmtest).
 var testBytes = testenv.Pick(24<<20, 4<<20)
