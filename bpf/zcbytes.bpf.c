@@ -35,6 +35,10 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader: address of copy_splice_read from /proc/kallsyms, 0 if
  * unknown (then only O_DIRECT and DAX sources are recognised). */
 const volatile __u64 cfg_copy_splice_read = 0;
+/* Set by the loader on kernels whose packet taps on every device live in
+ * one global list (ptype_all, net_hotdata.ptype_all before it moved into
+ * struct net): that list_head's address, from kallsyms and BTF. */
+const volatile __u64 cfg_ptype_all = 0;
 
 __u64 zcb_dropped = 0;
 
@@ -805,6 +809,13 @@ static __always_inline int tap_active(const struct net_device *dev)
 		struct net *net = dev->nd_net.net;
 
 		if (net && (__u64)net->ptype_all.next != (__u64)&net->ptype_all)
+			return 1;
+	}
+	if (cfg_ptype_all) {
+		__u64 next = 0;
+
+		bpf_probe_read_kernel(&next, sizeof(next), (void *)cfg_ptype_all);
+		if (next && next != cfg_ptype_all)
 			return 1;
 	}
 	return 0;

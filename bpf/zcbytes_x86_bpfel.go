@@ -122,6 +122,7 @@ const (
 	ZcbytesProgZcbUringSubmit      = "zcb_uring_submit"
 	ZcbytesProgZcbUringSubmitSqe   = "zcb_uring_submit_sqe"
 	ZcbytesVarCfgCopySpliceRead    = "cfg_copy_splice_read"
+	ZcbytesVarCfgPtypeAll          = "cfg_ptype_all"
 	ZcbytesVarZcbDropped           = "zcb_dropped"
 )
 
@@ -215,6 +216,7 @@ type ZcbytesMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type ZcbytesVariableSpecs struct {
 	CfgCopySpliceRead *ebpf.VariableSpec `ebpf:"cfg_copy_splice_read"`
+	CfgPtypeAll       *ebpf.VariableSpec `ebpf:"cfg_ptype_all"`
 	ZcbDropped        *ebpf.VariableSpec `ebpf:"zcb_dropped"`
 }
 
@@ -264,6 +266,7 @@ func (m *ZcbytesMaps) Close() error {
 // It can be passed to LoadZcbytesObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ZcbytesVariables struct {
 	CfgCopySpliceRead *ebpf.Variable `ebpf:"cfg_copy_splice_read"`
+	CfgPtypeAll       *ebpf.Variable `ebpf:"cfg_ptype_all"`
 	ZcbDropped        *ebpf.Variable `ebpf:"zcb_dropped"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/zcprof/zcprof/bpf"
@@ -158,12 +159,50 @@ func byteClassSpec() (*ebpf.CollectionSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse zcbytes object: %w", err)
 	}
-	if addr := kallsymsAddr("copy_splice_read"); addr != 0 {
+	syms := kallsymsAddrs(map[string]string{"copy_splice_read": "Tt", "ptype_all": "DdBb", "net_hotdata": "DdBb"})
+	if addr := syms["copy_splice_read"]; addr != 0 {
 		if err := spec.Variables["cfg_copy_splice_read"].Set(addr); err != nil {
 			return nil, err
 		}
 	}
+	if addr := globalPtypeAll(syms); addr != 0 {
+		if err := spec.Variables["cfg_ptype_all"].Set(addr); err != nil {
+			return nil, err
+		}
+	}
 	return spec, nil
+}
+
+// globalPtypeAll is the address of the list of packet taps on every
+// device, where the kernel keeps one global list: ptype_all until 6.8,
+// net_hotdata.ptype_all after, until it moved into struct net (0 then, or
+// when kallsyms hides data symbols).
+func globalPtypeAll(syms map[string]uint64) uint64 {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return 0
+	}
+	if memberOffset(kernel, "net", "ptype_all") >= 0 {
+		return 0 // per namespace: the BPF side reads struct net
+	}
+	if off := memberOffset(kernel, "net_hotdata", "ptype_all"); off >= 0 && syms["net_hotdata"] != 0 {
+		return syms["net_hotdata"] + uint64(off)
+	}
+	return syms["ptype_all"]
+}
+
+// memberOffset is a struct member's byte offset in kernel BTF, -1 if absent.
+func memberOffset(spec *btf.Spec, typ, member string) int {
+	var s *btf.Struct
+	if err := spec.TypeByName(typ, &s); err != nil {
+		return -1
+	}
+	for _, m := range s.Members {
+		if m.Name == member {
+			return int(m.Offset.Bytes())
+		}
+	}
+	return -1
 }
 
 // loadByteClassMaps creates the object's own maps and takes the shared
@@ -250,29 +289,29 @@ func (b *byteClasses) Close() error {
 	return errors.Join(errs...)
 }
 
-// kallsymsAddr is the address of one text symbol, 0 if it is absent or
-// kptr_restrict hides it.
-func kallsymsAddr(name string) uint64 {
+// kallsymsAddrs looks up vmlinux symbols by name, each with the symbol
+// types it may have (e.g. "Tt" for text); absent, hidden by kptr_restrict
+// or of another type: no entry.
+func kallsymsAddrs(want map[string]string) map[string]uint64 {
+	out := map[string]uint64{}
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
-		return 0
+		return out
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	suffix := " " + name
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasSuffix(line, suffix) {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 3 { // module symbols have a fourth field
 			continue
 		}
-		fields := strings.Fields(line)
-		if len(fields) != 3 || (fields[1] != "T" && fields[1] != "t") {
+		types, ok := want[fields[2]]
+		if !ok || !strings.Contains(types, fields[1]) {
 			continue
 		}
-		addr, err := strconv.ParseUint(fields[0], 16, 64)
-		if err == nil {
-			return addr
+		if addr, err := strconv.ParseUint(fields[0], 16, 64); err == nil && addr != 0 {
+			out[fields[2]] = addr
 		}
 	}
-	return 0
+	return out
 }

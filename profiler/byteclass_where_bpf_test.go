@@ -221,7 +221,8 @@ func TestSendfileSourceThatCannotSplice(t *testing.T) {
 	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	open := func(flags int) int {
+	// Called with the subtest's t: a skip or failure belongs to it.
+	open := func(t *testing.T, flags int) int {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 		if err != nil {
 			if errors.Is(err, unix.EINVAL) {
@@ -234,13 +235,15 @@ func TestSendfileSourceThatCannotSplice(t *testing.T) {
 	}
 	for _, mode := range byteClassModes() {
 		t.Run(mode+"/page cache", func(t *testing.T) {
-			zc, n := sendfileFrom(t, open(0), size, mode)
+			skipWithoutTracepoint(t, mode)
+			zc, n := sendfileFrom(t, open(t, 0), size, mode)
 			if n != size || zc.TxSplicedBytes != n || zc.TxCopiedBytes != 0 || zc.Verdict != "zero-copy taken; receive copied" {
 				t.Errorf("%+v, sent %d", zc, n)
 			}
 		})
 		t.Run(mode+"/O_DIRECT", func(t *testing.T) {
-			zc, n := sendfileFrom(t, open(unix.O_DIRECT), size, mode)
+			skipWithoutTracepoint(t, mode)
+			zc, n := sendfileFrom(t, open(t, unix.O_DIRECT), size, mode)
 			if n != size || zc.TxSourceCopiedBytes != n || zc.TxCopiedBytes != n || zc.TxSplicedBytes != 0 {
 				t.Errorf("%+v, sent %d", zc, n)
 			}
@@ -249,6 +252,7 @@ func TestSendfileSourceThatCannotSplice(t *testing.T) {
 			}
 		})
 		t.Run(mode+"/dev/zero", func(t *testing.T) {
+			skipWithoutTracepoint(t, mode)
 			zero := openDevZero(t)
 			zc, n := sendfileFrom(t, zero, size, mode)
 			if n != size || zc.TxSourceCopiedBytes != n || !strings.HasPrefix(zc.Verdict, "sendfile from a source that cannot splice") {
