@@ -63,20 +63,21 @@ func (t byteTotals) zerocopy(splicer string) *report.Zerocopy {
 		ZCCompletions:          t.events(ClassErrqDone, ClassUringNotif),
 		ZCCompletionsCopied:    t.events(ClassErrqCopied, ClassUringCopied),
 	}
-	// Where copies happen in one place only, a pinned byte is copied once
-	// per transmission: whatever was copied beyond the pinned bytes went
-	// out more than once (a retransmission the tracepoint did not show as
-	// one, e.g. a spurious fast retransmit after loopback reordered
-	// segments across the per-CPU backlogs).
+	// Where copies happen in one place only and every pinned byte was
+	// copied, a pinned byte is copied once per transmission that is
+	// delivered: what was copied beyond the pinned bytes went out more than
+	// once, and nothing else is a re-copy. (The
+	// retransmit tracepoint overcounts here: on 6.18 it also fires for
+	// retransmissions the stack refused, and a spurious fast retransmit
+	// after loopback reordered segments may not be flagged at all.)
 	places := 0
 	for _, c := range deferredClasses {
 		if t[c].Bytes > 0 {
 			places++
 		}
 	}
-	if over := zc.TxDeferredCopyBytes - zc.TxDeferredRecopyBytes; places == 1 &&
-		zc.TxDeferredCopyBytes > zc.TxDeferredRecopyBytes && over > zc.TxPinnedBytes {
-		zc.TxDeferredRecopyBytes += over - zc.TxPinnedBytes
+	if places == 1 && zc.TxDeferredCopyBytes >= zc.TxPinnedBytes {
+		zc.TxDeferredRecopyBytes = zc.TxDeferredCopyBytes - zc.TxPinnedBytes
 	}
 	zc.TxDeferredCopyBytes -= zc.TxDeferredRecopyBytes
 	for _, c := range deferredClasses {
