@@ -192,7 +192,19 @@ func TestTempFileRemoved(t *testing.T) {
 // TestNetns: transfers across the veth pair, then nothing left behind.
 func TestNetns(t *testing.T) {
 	requireRoot(t)
-	before, _ := netns.List()
+	// Only this process's namespaces: other packages' tests run in parallel
+	// and make their own (the names carry the owner's pid).
+	mine := func() []string {
+		all, _ := netns.List()
+		var out []string
+		for _, n := range all {
+			if pid, ok := netns.OwnerPID(n); ok && pid == os.Getpid() {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	before := mine()
 	for _, c := range []struct{ method, rx string }{
 		{MethodWrite, RxRead}, {MethodSendfile, RxSplice}, {MethodMsgZerocopy, RxZerocopy}, {MethodIOUringZC, RxRead},
 	} {
@@ -204,7 +216,7 @@ func TestNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours, _ := netns.List()
+			ours := mine()
 			if len(ours) != len(before)+2 {
 				t.Errorf("namespaces during run: %v", ours)
 			}
@@ -229,7 +241,7 @@ func TestNetns(t *testing.T) {
 			}
 		})
 	}
-	after, _ := netns.List()
+	after := mine()
 	if len(after) != len(before) {
 		t.Errorf("namespaces left: before %v after %v", before, after)
 	}
