@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -316,23 +315,6 @@ func (s *Session) Close() error {
 	if s.bytes != nil {
 		errs = append(errs, s.bytes.Close())
 	}
-	waitGone(ids)
+	bpf.WaitGone(ids)
 	return errors.Join(errs...)
-}
-
-// waitGone waits (briefly) until the kernel has freed the programs: link
-// release is deferred past an RCU grace period, and a user who runs
-// `bpftool prog list` right after zcprof exits must see none of them.
-func waitGone(ids []uint32) {
-	deadline := time.Now().Add(2 * time.Second)
-	for _, id := range ids {
-		for time.Now().Before(deadline) {
-			p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
-			if err != nil {
-				break
-			}
-			p.Close()
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -308,22 +307,6 @@ func (t *Tracer) Close() error {
 		t.clock.Close()
 	}
 	t.links, t.colls, t.clock, t.progs = nil, nil, nil, nil
-	waitGone(ids)
+	bpf.WaitGone(ids)
 	return errors.Join(errs...)
-}
-
-// waitGone waits (briefly) until the kernel has freed the programs: link
-// release is deferred past an RCU grace period.
-func waitGone(ids []uint32) {
-	deadline := time.Now().Add(2 * time.Second)
-	for _, id := range ids {
-		for time.Now().Before(deadline) {
-			p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
-			if err != nil {
-				break
-			}
-			p.Close()
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 }
