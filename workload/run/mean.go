@@ -3,6 +3,7 @@ package run
 import (
 	"math"
 	"reflect"
+	"sort"
 
 	"github.com/zcprof/zcprof/profiler/report"
 )
@@ -111,7 +112,8 @@ func meanPaths(runs [][]report.Path) []report.Path {
 		for k, v := range m.Softirq {
 			m.Softirq[k] = uint64(math.Round(float64(v) / float64(len(ps))))
 		}
-		m.Categories = []report.Category{}
+		m.Categories = meanCategories(ps)
+		m.Functions = meanFunctions(ps)
 		m.NSPerCall, m.NSPerMiB = 0, 0
 		if m.Calls > 0 {
 			m.NSPerCall = float64(m.CPUNS) / float64(m.Calls)
@@ -121,6 +123,70 @@ func meanPaths(runs [][]report.Path) []report.Path {
 		}
 		out = append(out, m)
 	}
+	return out
+}
+
+// meanCategories averages each category over the runs (absent = 0). The
+// runs' samples are independent, so the mean's 95% half-width is the
+// quadrature sum of theirs over n; a mean is exact only if every run's is.
+func meanCategories(ps []report.Path) []report.Category {
+	type acc struct {
+		ns, varNS float64
+		exact     bool
+	}
+	var order []string
+	by := map[string]*acc{}
+	for _, p := range ps {
+		for _, c := range p.Categories {
+			a := by[c.Category]
+			if a == nil {
+				a = &acc{exact: true}
+				by[c.Category] = a
+				order = append(order, c.Category)
+			}
+			a.ns += float64(c.CPUNS)
+			a.varNS += float64(c.CI95NS) * float64(c.CI95NS)
+			a.exact = a.exact && c.Exact
+		}
+	}
+	n := float64(len(ps))
+	out := []report.Category{}
+	for _, name := range order {
+		a := by[name]
+		out = append(out, report.Category{Category: name, CPUNS: uint64(math.Round(a.ns / n)),
+			CI95NS: uint64(math.Round(math.Sqrt(a.varNS) / n)), Exact: a.exact})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CPUNS > out[j].CPUNS })
+	return out
+}
+
+// meanFunctions averages each traced function's figures over the runs
+// (absent = 0), largest first.
+func meanFunctions(ps []report.Path) []report.Function {
+	var order []string
+	by := map[string][]report.Function{}
+	for _, p := range ps {
+		for _, f := range p.Functions {
+			if _, ok := by[f.Function]; !ok {
+				order = append(order, f.Function)
+			}
+			by[f.Function] = append(by[f.Function], f)
+		}
+	}
+	var out []report.Function
+	for _, name := range order {
+		fs := by[name]
+		for len(fs) < len(ps) {
+			fs = append(fs, report.Function{Function: name})
+		}
+		m := meanOf(fs)
+		m.Function, m.NSPerCall = name, 0
+		if m.Calls > 0 {
+			m.NSPerCall = float64(m.NS) / float64(m.Calls)
+		}
+		out = append(out, m)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].NS > out[j].NS })
 	return out
 }
 

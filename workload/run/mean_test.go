@@ -74,3 +74,34 @@ func TestConverged(t *testing.T) {
 		t.Error("a noisy receiver CPU converged")
 	}
 }
+
+// Categories and traced functions survive --repeat: means per name (absent
+// = 0), intervals in quadrature over n, exact only if every run's was.
+func TestMeanPathsCategories(t *testing.T) {
+	runs := [][]report.Path{
+		{{Path: "tx.write", CPUNS: 100,
+			Categories: []report.Category{{Category: "copy.tx", CPUNS: 60, CI95NS: 6}, {Category: "tcp.tx", CPUNS: 40, CI95NS: 8, Exact: true}},
+			Functions:  []report.Function{{Function: "tcp_sendmsg_locked", Calls: 10, NS: 90}}}},
+		{{Path: "tx.write", CPUNS: 120,
+			Categories: []report.Category{{Category: "copy.tx", CPUNS: 80, CI95NS: 8}, {Category: "tcp.tx", CPUNS: 40, CI95NS: 6, Exact: true}, {Category: "sched", CPUNS: 10, Exact: true}},
+			Functions:  []report.Function{{Function: "tcp_sendmsg_locked", Calls: 30, NS: 110}, {Function: "skb_copy_ubufs", Calls: 2, NS: 8}}}},
+	}
+	got := meanPaths(runs)[0]
+	want := []report.Category{
+		{Category: "copy.tx", CPUNS: 70, CI95NS: 5}, // sqrt(36+64)/2
+		{Category: "tcp.tx", CPUNS: 40, CI95NS: 5, Exact: true},
+		{Category: "sched", CPUNS: 5, Exact: true},
+	}
+	if len(got.Categories) != len(want) {
+		t.Fatalf("categories %+v", got.Categories)
+	}
+	for i := range want {
+		if got.Categories[i] != want[i] {
+			t.Errorf("category %d = %+v, want %+v", i, got.Categories[i], want[i])
+		}
+	}
+	if len(got.Functions) != 2 || got.Functions[0].Function != "tcp_sendmsg_locked" || got.Functions[0].Calls != 20 ||
+		got.Functions[0].NS != 100 || got.Functions[0].NSPerCall != 5 || got.Functions[1].Calls != 1 || got.Functions[1].NS != 4 {
+		t.Errorf("functions %+v", got.Functions)
+	}
+}
