@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ func newRunCmd() *cobra.Command {
 		duration                                               time.Duration
 		opts                                                   = zrun.Defaults()
 		quiet                                                  bool
-		sampleHz                                               int
+		attr                                                   attrib.Options
 		out                                                    outputs
 	)
 	cmd := &cobra.Command{
@@ -73,10 +74,19 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 					opts.Repeat = zrun.DefaultCIRepeat
 				}
 			}
-			done := runProgress(cmd.ErrOrStderr(), &opts, quiet)
-			if out.wantSampling() {
-				opts.Attribution = &attrib.Options{Backend: attrib.NameSampling, SampleHz: sampleHz}
+			if err := validateAttribution(attr); err != nil {
+				return err
 			}
+			if out.wantSampling() && attr.Backend == attrib.BackendNone {
+				return errors.New("--pprof, --folded and --html need the sampling backend: drop --backend none")
+			}
+			if out.wantStacks() && attr.Backend == "auto" {
+				// Stacks come from the sampler only: auto would pick
+				// fentry where the kernel allows it.
+				attr.Backend = attrib.NameSampling
+			}
+			opts.Attribution = &attr
+			done := runProgress(cmd.ErrOrStderr(), &opts, quiet)
 			d, err := zrun.Run(cmd.Context(), opts)
 			done()
 			if err != nil {
@@ -102,7 +112,8 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
-	f.IntVar(&sampleHz, "sample-hz", attrib.DefaultHz, "with --pprof, --folded or --html: kernel stack samples per second per CPU")
+	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
+	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (a bar on a terminal, one line per cell otherwise)")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	return cmd

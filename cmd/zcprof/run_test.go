@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/workload"
 	"github.com/zcprof/zcprof/workload/netns"
 )
@@ -44,6 +45,9 @@ func TestRunBadInputIsOneLine(t *testing.T) {
 		{[]string{"run", "--topology", "mars"}, `unknown topology "mars"`},
 		{[]string{"run", "--rx-method", "zerocopy", "--size", "1000"}, "multiple of 4096"},
 		{[]string{"run", "extra"}, "unknown command"},
+		{[]string{"run", "--backend", "dtrace"}, `--backend "dtrace": unknown`},
+		{[]string{"run", "--sample-hz", "0"}, "--sample-hz 0"},
+		{[]string{"run", "--backend", "none", "--folded", "/tmp/x"}, "drop --backend none"},
 	} {
 		r := run(t, exec.Command(zcprofBin, c.args...))
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
@@ -70,12 +74,42 @@ func TestRunJSONAndTable(t *testing.T) {
 		t.Errorf("cell %+v", c)
 	}
 	assertGone(t, d.Backends.ProgramIDs)
+	// Categories by default (--backend auto): the sampler on kernels that
+	// refuse fentry and kprobes, like ours.
+	if d.Backends.Attribution == "" {
+		t.Errorf("no attribution backend: %v", d.Backends.Unavailable)
+	}
+	for _, side := range []struct {
+		p    report.Process
+		path string
+	}{{c.Sender, "tx.write"}, {c.Receiver, "rx.read"}} {
+		var p *report.Path
+		for i := range side.p.Paths {
+			if side.p.Paths[i].Path == side.path {
+				p = &side.p.Paths[i]
+			}
+		}
+		if p == nil || len(p.Categories) == 0 {
+			t.Errorf("%s: no categories: %+v", side.path, p)
+		}
+	}
+
+	r = run(t, exec.Command(zcprofBin, "run", "--method", "write", "--bytes", "4M", "--json", "-q", "--backend", "none"))
+	if r.code != 0 {
+		t.Fatalf("--backend none: exit %d: %s", r.code, r.stderr)
+	}
+	d = decode(t, r.stdout)
+	if d.Backends.Attribution != "" || d.Backends.Unavailable["attribution"] != "turned off (--backend none)" ||
+		len(d.Cells) != 1 || len(d.Cells[0].Sender.Paths) == 0 || len(d.Cells[0].Sender.Paths[0].Categories) != 0 {
+		t.Errorf("--backend none: attribution %q (%q), cells %+v", d.Backends.Attribution, d.Backends.Unavailable["attribution"], d.Cells)
+	}
 
 	r = run(t, exec.Command(zcprofBin, "run", "--method", "write,msg_zerocopy", "--bytes", "4M"))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"write→read 64K ×1", "msg_zerocopy→read 64K ×1", "sender", "receiver", "verdicts:", "COPIED"} {
+	for _, want := range []string{"write→read 64K ×1", "msg_zerocopy→read 64K ×1", "sender", "receiver", "verdicts:", "COPIED",
+		"inside the kernel", "sender tx.write"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}

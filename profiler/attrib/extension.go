@@ -108,6 +108,12 @@ type Annotator interface {
 	AnnotateDocument(d *report.Document, iv profiler.Interval, prev, cur Reading)
 }
 
+// EntryAnnotator is Annotator for one entry built from some threads of an
+// interval (the sides of a `zcprof run` cell).
+type EntryAnnotator interface {
+	AnnotateEntry(p *report.Process, threads []profiler.ThreadDelta, prev, cur Reading)
+}
+
 type extension struct {
 	b       Backend
 	skipped map[string]string

@@ -8,21 +8,52 @@ import (
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
-var _ attrib.Annotator = (*Backend)(nil)
+var (
+	_ attrib.Annotator      = (*Backend)(nil)
+	_ attrib.EntryAnnotator = (*Backend)(nil)
+)
 
 // AnnotateDocument implements attrib.Annotator: every path of the
 // document's processes, threads and system row gets the traced functions
 // of its keys, with their exact calls, time and bytes.
 func (b *Backend) AnnotateDocument(d *report.Document, iv profiler.Interval, prev, cur attrib.Reading) {
+	if fx, ok := between(prev, cur); ok {
+		FillFunctions(d, iv, fx)
+	}
+}
+
+// between is the function deltas of two readings (prev nil: since start).
+func between(prev, cur attrib.Reading) (*Snapshot, bool) {
 	c, ok := cur.(*Reading)
 	if !ok || c == nil {
-		return
+		return nil, false
 	}
 	var prevFX *Snapshot
 	if p, ok := prev.(*Reading); ok && p != nil {
 		prevFX = p.FX
 	}
-	FillFunctions(d, iv, Delta(prevFX, c.FX))
+	return Delta(prevFX, c.FX), true
+}
+
+// AnnotateEntry fills the functions of one entry (a `run` side) and its
+// threads from the readings around its interval.
+func (b *Backend) AnnotateEntry(p *report.Process, threads []profiler.ThreadDelta, prev, cur attrib.Reading) {
+	fx, ok := between(prev, cur)
+	if !ok {
+		return
+	}
+	var gens []uint32
+	for _, th := range threads {
+		gens = append(gens, th.Info.Gen)
+	}
+	fillPaths(p.Paths, fx, gens)
+	for j := range p.Threads {
+		for _, th := range threads {
+			if th.Info.TID == p.Threads[j].TID {
+				fillPaths(p.Threads[j].Paths, fx, []uint32{th.Info.Gen})
+			}
+		}
+	}
 }
 
 // FillFunctions sets report.Path.Functions from function deltas.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"text/tabwriter"
 )
 
@@ -14,8 +15,11 @@ func WriteRunTable(w io.Writer, d *Document) error {
 	if len(d.Cells) > 0 {
 		topo = d.Cells[0].Topology
 	}
-	bw.printf("zcprof run  %s  %d cell(s), %s measured  accounting: %s (exact)\n",
-		topo, len(d.Cells), Seconds(d.DurationNS), d.Backends.Accounting)
+	bw.printf("zcprof run  %s  %d cell(s), %s measured  accounting: %s (exact)  attribution: %s\n",
+		topo, len(d.Cells), Seconds(d.DurationNS), d.Backends.Accounting, orNone(d.Backends.Attribution))
+	if why := AttributionWhy(d.Backends); why != "" {
+		bw.printf("attribution: %s\n", why)
+	}
 	bw.printf("overhead: BPF %s over %s events (%.0f ns/event, %.2f%% of measured CPU)\n\n",
 		Seconds(d.Overhead.BPFNS), thousands(d.Overhead.Events), d.Overhead.NSPerEvent, 100*d.Overhead.Share)
 
@@ -65,6 +69,7 @@ func WriteRunTable(w io.Writer, d *Document) error {
 			bw.printf("  %s: %s\n", name, v)
 		}
 	}
+	writeRunInside(bw, d.Cells)
 	if d.Precision != nil && d.Precision.Checked > 0 {
 		bw.printf("\nself-check: %d thread(s) within %s of schedstat: %d failed, largest error %.2f%%\n",
 			d.Precision.Checked, d.Precision.Bound, d.Precision.Failed, d.Precision.MaxErrPct)
@@ -73,6 +78,40 @@ func WriteRunTable(w io.Writer, d *Document) error {
 		bw.printf("warning: %s\n", warn)
 	}
 	return bw.err
+}
+
+// insidePaths is how many paths of a side get their categories listed:
+// the busiest ones (the transfer's syscall path, NET_RX, user).
+const insidePaths = 3
+
+// writeRunInside lists what the attribution backend found inside each
+// side's busiest paths (categories, traced functions).
+func writeRunInside(bw *errWriter, cells []Cell) {
+	header := false
+	for _, c := range cells {
+		name := fmt.Sprintf("%s→%s %s ×%d", c.Method, c.RxMethod, SizeString(c.Size), c.Streams)
+		for _, side := range []struct {
+			name string
+			p    Process
+		}{{"sender", c.Sender}, {"receiver", c.Receiver}} {
+			paths := append([]Path(nil), side.p.Paths...)
+			sort.SliceStable(paths, func(i, j int) bool { return paths[i].CPUNS > paths[j].CPUNS })
+			for i, p := range paths {
+				cats, fns := categoryCell(p), functionsCell(p)
+				if i >= insidePaths || cats == "" && fns == "" {
+					continue
+				}
+				if !header {
+					bw.printf("\ninside the kernel (≈ estimate ±95%% interval; exact figures without ≈):\n")
+					header = true
+				}
+				bw.printf("  %s %s %s %s s: %s\n", name, side.name, p.Path, secs(p.CPUNS), cats)
+				if fns != "" {
+					bw.printf("    traced: %s\n", fns)
+				}
+			}
+		}
+	}
 }
 
 func secs(ns uint64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }

@@ -8,23 +8,26 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-// attribution is a run's optional category backend (Options.Attribution:
-// --pprof, --folded): categories for each side's paths and the sampled
-// stacks weighted by exact time. A nil *attribution does nothing.
+// attribution is a run's category backend (Options.Attribution, --backend):
+// categories for each side's paths, the traced functions of a
+// function-exact backend, and the sampled stacks weighted by exact time. A
+// nil *attribution does nothing.
 type attribution struct {
 	b      attrib.Backend
 	r0, r1 attrib.Reading
+	// skipped: the better rungs auto passed over, with the kernel's reason.
+	skipped map[string]string
 }
 
 func openAttribution(sess *profiler.Session, o Options) (*attribution, error) {
 	if o.Attribution == nil {
 		return nil, nil
 	}
-	b, _, err := attrib.Open(sess, *o.Attribution)
+	b, skipped, err := attrib.Open(sess, *o.Attribution)
 	if err != nil || b == nil {
 		return nil, err
 	}
-	return &attribution{b: b}, nil
+	return &attribution{b: b, skipped: skipped}, nil
 }
 
 // begin and end take the readings before and after the run.
@@ -61,7 +64,14 @@ func (a *attribution) annotate(s *sample, threads []workload.Thread, iv profiler
 	}
 	attrib.FillEntry(&s.cell.Sender, sides[workload.RoleSender], cats)
 	attrib.FillEntry(&s.cell.Receiver, sides[workload.RoleReceiver], cats)
+	if ea, ok := a.b.(attrib.EntryAnnotator); ok {
+		ea.AnnotateEntry(&s.cell.Sender, sides[workload.RoleSender], a.r0, a.r1)
+		ea.AnnotateEntry(&s.cell.Receiver, sides[workload.RoleReceiver], a.r0, a.r1)
+	}
 	attrib.Annotate(s.doc, a.b)
+	for k, v := range a.skipped {
+		s.doc.Backends.Unavailable[k] = v
+	}
 	st, ok := a.b.(attrib.Stacker)
 	if !ok {
 		return

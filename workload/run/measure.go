@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/softirqowner"
 	"github.com/zcprof/zcprof/workload"
@@ -105,6 +106,9 @@ func measure(ctx context.Context, cfg workload.Config, o Options) (s sample, err
 	s, err = build(cfg, o, threads, res, iv, owners, roleOf, sess, dropped)
 	if err == nil {
 		at.annotate(&s, threads, iv)
+		if at == nil && o.Attribution != nil && o.Attribution.Backend == attrib.BackendNone {
+			s.doc.Backends.Unavailable["attribution"] = "turned off (--backend none)"
+		}
 	}
 	if err == nil && ownerErr != nil {
 		s.doc.Backends.Unavailable["softirq_owner"] = oneLine(ownerErr)

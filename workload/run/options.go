@@ -42,7 +42,7 @@ type Options struct {
 	Threads   bool   // per-thread entries in each side
 	Backend   string // accounting backend: auto, tp_btf, raw_tp
 	// Attribution, if set, runs a category backend beside the accounting
-	// (--pprof, --folded): categories per path and weighted stacks.
+	// (--backend): categories per path, traced functions, weighted stacks.
 	Attribution *attrib.Options
 
 	// OnCell, if set, gets each finished cell (progress output).
