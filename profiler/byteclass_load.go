@@ -112,6 +112,11 @@ func (b *byteClasses) attachAll(spec *ebpf.CollectionSpec, want string, unavaila
 		// io_uring sends return none, so their kind is not needed.
 		if sendErr != nil {
 			unavailable["byte classes: sock_send_length"] = sendErr.Error() + "; send bytes from syscall returns (io_uring sends not classified)"
+			if want != ByteClassesSyscall {
+				// Not tried: its events carry no byte count, which
+				// comes from sock_send_length (6.3, the decision 6.16).
+				unavailable["byte classes: "+ByteClassesDecision] = "not tried: tcp_sendmsg_locked decisions need sock_send_length's byte counts, which this kernel lacks; send classes inferred from the syscall and socket state"
+			}
 		}
 		b.mode = ByteClassesSyscallReturn
 		for _, p := range zcbSendSyscalls {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -166,8 +167,16 @@ func TestSampledWriteRead(t *testing.T) {
 			t.Errorf("%s: only %.0f ms on CPU", run.roles[th.Info.Gen], exact/1e6)
 			continue
 		}
-		if math.Abs(sampled-exact) > 0.10*exact {
-			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (more than 10%% apart)", run.roles[th.Info.Gen], sampled/1e6, exact/1e6)
+		lo, hi := 0.90, 1.10
+		if testenv.InVM() {
+			// Under qemu's emulation the cpu-clock hrtimer fires late, and
+			// perf takes one sample per expiry however many periods have
+			// passed (perf_swevent_hrtimer forwards the timer): 40-60% of
+			// the periods give a sample there. Never more than the time.
+			lo = 0.25
+		}
+		if sampled < lo*exact || sampled > hi*exact {
+			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (want %.0f%%-%.0f%% of it)", run.roles[th.Info.Gen], sampled/1e6, exact/1e6, 100*lo, 100*hi)
 		}
 	}
 	if run.samples.Dropped != 0 {
@@ -202,7 +211,9 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 			// sender's own send (KERNEL.md §4.3).
 			ns, ci := total(snd, CopyDeferred)
 			if ns == 0 || ci >= ns {
-				t.Errorf("copy.deferred %d ns ±%d: not clearly visible in the sender", ns, ci)
+				rx := findPath(snd.Paths, "softirq.net_rx")
+				t.Errorf("copy.deferred %d ns ±%d: not clearly visible in the sender (its NET_RX: %d ns of %d ns on CPU: %+v)",
+					ns, ci, rx.CPUNS, snd.CPU.OnCPUNS, rx.Categories)
 			}
 			if c := category(findPath(snd.Paths, "softirq.net_rx"), CopyDeferred); c.CPUNS == 0 {
 				t.Errorf("no copy.deferred in the sender's softirq.net_rx: %+v", findPath(snd.Paths, "softirq.net_rx").Categories)

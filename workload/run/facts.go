@@ -35,12 +35,22 @@ func zerocopyMethod(m string) bool {
 func senderFacts(method, topo string, w *report.Workload, zc *report.Zerocopy) {
 	switch {
 	case zerocopyMethod(method) && w.ZCCompletions > 0:
+		pinnedFromWorkload := false
+		if zc.TxPinnedBytes == 0 && method == workload.MethodIOUringZC {
+			// Before 6.3 no tracepoint gives io_uring's send bytes (the
+			// syscall returns a count of requests): every SEND_ZC that
+			// completed pinned its bytes, as its notification proves.
+			zc.TxPinnedBytes, pinnedFromWorkload = w.SentBytes, true
+		}
 		zc.TxDeferredCopyBytes = uint64(float64(zc.TxPinnedBytes) * float64(w.ZCCopied) / float64(w.ZCCompletions))
 		zc.Verdict = fmt.Sprintf("zero-copy requested; %s of completions COPIED", pct(w.ZCCopied, w.ZCCompletions))
 		if w.ZCCopied > 0 {
 			zc.Verdict += ": the kernel copied later, on " + localDelivery(topo)
 		}
 		zc.Reason = "deferred copies from the workload's own completions (COPIED flag), in proportion; the kernel merges adjacent notification ranges keeping the first one's flag, so the share is approximate"
+		if pinnedFromWorkload {
+			zc.Reason += "; pinned bytes are the workload's completed SEND_ZC bytes (this kernel has no sock_send_length tracepoint)"
+		}
 	case zerocopyMethod(method):
 		zc.Verdict = "zero-copy requested; no completion reported"
 	case method == workload.MethodSendfile || method == workload.MethodSplice || method == workload.MethodVmsplice:

@@ -85,7 +85,12 @@ func TestCellExact(t *testing.T) {
 				t.Fatalf("workload sent %d received %d (payload errors %d), want %d", w.SentBytes, w.ReceivedBytes, w.PayloadErrors, want)
 			}
 			if got := path(cell.Sender, c.txPath).Bytes; got != w.SentBytes {
-				t.Errorf("sender %s: %d bytes, workload sent %d", c.txPath, got, w.SentBytes)
+				if why, lost := d.Backends.Unavailable["io_uring send bytes"]; lost && c.method == workload.MethodIOUringZC && got == 0 {
+					// Before 6.3 (no sock_send_length): a stated degradation.
+					t.Logf("sender %s: no bytes, as stated: %s", c.txPath, why)
+				} else {
+					t.Errorf("sender %s: %d bytes, workload sent %d", c.txPath, got, w.SentBytes)
+				}
 			}
 			if got := path(cell.Receiver, "rx.read").Bytes; got != w.ReceivedBytes {
 				t.Errorf("receiver rx.read: %d bytes, workload received %d", got, w.ReceivedBytes)
