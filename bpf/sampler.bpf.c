@@ -44,6 +44,19 @@ struct {
 	__type(value, __u64);
 } samples SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct zc_leaf_key);
+	__type(value, __u64);
+} leaves SEC(".maps");
+
+/* One target sample in unwind_every gets the full unwind, at random (a
+ * Bernoulli subsample, so it cannot alias with periodic work). Set by the
+ * loader; 1 unwinds every sample. */
+volatile const __u32 unwind_every = 1;
+
 /* The key is too large for the BPF stack: built here, one per CPU (the
  * cpu-clock hrtimer does not nest on a CPU). */
 struct {
@@ -75,16 +88,36 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 	return v & mask;
 }
 
+/* add counts one sample under key in a counting hash map. */
+static __always_inline void add(void *map, const void *key)
+{
+	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
+
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return;
+	}
+	if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST)) {
+		/* Raced with the other CPU creating it, or full. */
+		v = bpf_map_lookup_elem(map, key);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			count(ZC_STAT_DROPPED);
+	}
+}
+
 SEC("perf_event")
 int zc_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), one = 1, *v;
+	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt, zero = 0;
 	struct zc_sample_key *k;
 	struct zc_thread *t;
 	struct zc_cpu *c;
 	__u32 gen;
 	__u8 path, cx = CTX_TASK;
+	bool user;
 	long n;
 
 	count(ZC_STAT_SAMPLES);
@@ -117,6 +150,21 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 		count(ZC_STAT_SYSTEM_TASK);
 		return 0;
 	}
+	/* The ctx allows only 8-byte loads of regs. 6.18 names the 8-byte
+	 * slot csx (a union with the 16-bit cs); 6.1 has only an unsigned
+	 * long cs. The flavor below reads `cs` as 8 bytes at its CO-RE offset,
+	 * which is the same slot on both. */
+	user = (((struct pt_regs___cs8 *)&ctx->regs)->cs & 3) != 0;
+	struct zc_leaf_key lk = {
+		.gen = gen, .path = path, .ctx = cx,
+		.kind = user ? ZC_SAMPLE_USER : ZC_SAMPLE_KERNEL,
+		.ip = user ? 0 : PT_REGS_IP(&ctx->regs),
+	};
+	add(&leaves, &lk);
+	if (unwind_every > 1 && bpf_get_prandom_u32() % unwind_every)
+		return 0;
+	count(ZC_STAT_UNWOUND);
+
 	k = bpf_map_lookup_elem(&scratch, &zero);
 	if (!k)
 		return 0;
@@ -124,11 +172,7 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	k->gen = gen;
 	k->path = path;
 	k->ctx = cx;
-	/* The ctx allows only 8-byte loads of regs. 6.18 names the 8-byte
-	 * slot csx (a union with the 16-bit cs); 6.1 has only an unsigned
-	 * long cs. The flavor below reads `cs` as 8 bytes at its CO-RE offset,
-	 * which is the same slot on both. */
-	if ((((struct pt_regs___cs8 *)&ctx->regs)->cs & 3) != 0) {
+	if (user) {
 		k->kind = ZC_SAMPLE_USER;
 	} else {
 		n = bpf_get_stack(ctx, k->ips, sizeof(k->ips), 0);
@@ -139,18 +183,6 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 			count(ZC_STAT_NOSTACK);
 		}
 	}
-	v = bpf_map_lookup_elem(&samples, k);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return 0;
-	}
-	if (bpf_map_update_elem(&samples, k, &one, BPF_NOEXIST)) {
-		/* Raced with the other CPU creating it, or full. */
-		v = bpf_map_lookup_elem(&samples, k);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-		else
-			count(ZC_STAT_DROPPED);
-	}
+	add(&samples, k);
 	return 0;
 }

@@ -25,13 +25,29 @@ struct zc_sample_key {
 	__u64 ips[ZC_MAX_FRAMES];
 };
 
+/* Phase one of two-phase sampling: every target sample's leaf (the
+ * interrupted instruction), cheap to record. Only a random subsample pays
+ * for the full unwind (zc_sample_key); user space estimates each
+ * category's share from the leaves, with the category mix of each leaf
+ * function taken from the unwound subsample (double sampling for
+ * stratification). */
+struct zc_leaf_key {
+	__u32 gen;
+	__u8 path;
+	__u8 ctx;
+	__u8 kind;
+	__u8 pad;
+	__u64 ip; /* 0 for user and no-stack samples */
+};
+
 /* Counters in sampler_stats (array index). */
 enum zc_sampler_stat {
 	ZC_STAT_SAMPLES = 0,     /* every sample */
 	ZC_STAT_SYSTEM_TASK = 1, /* non-target task context (idle, other tasks): counted only */
 	ZC_STAT_DROPPED = 2,     /* samples map full */
 	ZC_STAT_NOSTACK = 3,     /* bpf_get_stack failed in kernel mode */
-	ZC_NR_STATS = 4,
+	ZC_STAT_UNWOUND = 4,     /* target samples given a full unwind */
+	ZC_NR_STATS = 5,
 };
 
 #endif

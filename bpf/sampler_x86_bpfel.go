@@ -30,6 +30,16 @@ type SamplerZcCpu struct {
 	InRq     uint64
 }
 
+type SamplerZcLeafKey struct {
+	_    structs.HostLayout
+	Gen  uint32
+	Path uint8
+	Ctx  uint8
+	Kind uint8
+	Pad  uint8
+	Ip   uint64
+}
+
 type SamplerZcSampleKey struct {
 	_       structs.HostLayout
 	Gen     uint32
@@ -56,11 +66,13 @@ type SamplerZcThread struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	SamplerMapCpuStates    = "cpu_states"
+	SamplerMapLeaves       = "leaves"
 	SamplerMapSamplerStats = "sampler_stats"
 	SamplerMapSamples      = "samples"
 	SamplerMapScratch      = "scratch"
 	SamplerMapThreads      = "threads"
 	SamplerProgZcSample    = "zc_sample"
+	SamplerVarUnwindEvery  = "unwind_every"
 )
 
 // LoadSampler returns the embedded CollectionSpec for Sampler.
@@ -113,6 +125,7 @@ type SamplerProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type SamplerMapSpecs struct {
 	CpuStates    *ebpf.MapSpec `ebpf:"cpu_states"`
+	Leaves       *ebpf.MapSpec `ebpf:"leaves"`
 	SamplerStats *ebpf.MapSpec `ebpf:"sampler_stats"`
 	Samples      *ebpf.MapSpec `ebpf:"samples"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
@@ -123,6 +136,7 @@ type SamplerMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SamplerVariableSpecs struct {
+	UnwindEvery *ebpf.VariableSpec `ebpf:"unwind_every"`
 }
 
 // SamplerObjects contains all objects after they have been loaded into the kernel.
@@ -146,6 +160,7 @@ func (o *SamplerObjects) Close() error {
 // It can be passed to LoadSamplerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SamplerMaps struct {
 	CpuStates    *ebpf.Map `ebpf:"cpu_states"`
+	Leaves       *ebpf.Map `ebpf:"leaves"`
 	SamplerStats *ebpf.Map `ebpf:"sampler_stats"`
 	Samples      *ebpf.Map `ebpf:"samples"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
@@ -155,6 +170,7 @@ type SamplerMaps struct {
 func (m *SamplerMaps) Close() error {
 	return _SamplerClose(
 		m.CpuStates,
+		m.Leaves,
 		m.SamplerStats,
 		m.Samples,
 		m.Scratch,
@@ -166,6 +182,7 @@ func (m *SamplerMaps) Close() error {
 //
 // It can be passed to LoadSamplerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SamplerVariables struct {
+	UnwindEvery *ebpf.Variable `ebpf:"unwind_every"`
 }
 
 // SamplerPrograms contains all programs after they have been loaded into the kernel.

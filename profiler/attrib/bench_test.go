@@ -44,7 +44,7 @@ func BenchmarkSamplingOverhead(b *testing.B) {
 		// sample x rate. All run time is charged to target samples, so
 		// this is an upper bound.
 		var targetSamples uint64
-		for _, n := range run.samples.Counts {
+		for _, n := range run.samples.Leaves {
 			targetSamples += n
 		}
 		busy := float64(run.smpRunNS) / float64(max(targetSamples, 1)) * DefaultHz / 1e9

@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"math"
+	"strings"
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
@@ -24,13 +25,19 @@ func Wilson(k, n uint64) Share {
 	if n == 0 {
 		return Share{Lo: 0, Hi: 1}
 	}
-	fn := float64(n)
-	p := float64(k) / fn
+	s := wilson(float64(k)/float64(n), float64(n))
+	s.K, s.N = k, n
+	return s
+}
+
+// wilson is the Wilson score interval of a share p estimated with the
+// precision of n independent samples (n may be an effective sample size).
+func wilson(p, n float64) Share {
 	z2 := z95 * z95
-	den := 1 + z2/fn
-	center := (p + z2/(2*fn)) / den
-	half := z95 * math.Sqrt(p*(1-p)/fn+z2/(4*fn*fn)) / den
-	return Share{K: k, N: n, P: p, Lo: math.Max(0, center-half), Hi: math.Min(1, center+half)}
+	den := 1 + z2/n
+	center := (p + z2/(2*n)) / den
+	half := z95 * math.Sqrt(p*(1-p)/n+z2/(4*n*n)) / den
+	return Share{P: p, Lo: math.Max(0, center-half), Hi: math.Min(1, center+half)}
 }
 
 // HalfWidth is half the interval's width: the ± reported beside the
@@ -48,6 +55,22 @@ func CategoriesOf(exactNS uint64, counts Counts) []report.Category {
 	for _, k := range counts {
 		n += k
 	}
+	shares := map[string]shareEstimate{}
+	for name, k := range counts {
+		p := float64(k) / float64(n)
+		shares[name] = shareEstimate{p: p, variance: p * (1 - p) / float64(n)}
+	}
+	return categoriesFrom(exactNS, shares, float64(n))
+}
+
+// shareEstimate is a category's estimated share of a context's samples and
+// the variance of that estimate.
+type shareEstimate struct{ p, variance float64 }
+
+// categoriesFrom scales exact context time by estimated shares (n: the
+// samples behind them). The interval is Wilson's at the effective sample
+// size p(1-p)/variance, which is n for a simple sample.
+func categoriesFrom(exactNS uint64, shares map[string]shareEstimate, n float64) []report.Category {
 	if exactNS == 0 {
 		return nil
 	}
@@ -59,31 +82,97 @@ func CategoriesOf(exactNS uint64, counts Counts) []report.Category {
 	}
 	var out []report.Category
 	for _, name := range CategoryNames {
-		k := counts[name]
-		if k == 0 {
+		e, ok := shares[name]
+		if !ok || e.p <= 0 {
 			continue
 		}
-		s := Wilson(k, n)
+		neff := n
+		if e.variance > 0 && e.p < 1 {
+			neff = math.Min(n, e.p*(1-e.p)/e.variance)
+		}
 		out = append(out, report.Category{
 			Category: name,
-			CPUNS:    uint64(math.Round(float64(exactNS) * s.P)),
-			CI95NS:   uint64(math.Round(float64(exactNS) * s.HalfWidth())),
-			Exact:    false,
+			CPUNS:    uint64(math.Round(float64(exactNS) * e.p)),
+			CI95NS:   uint64(math.Round(float64(exactNS) * wilson(e.p, neff).HalfWidth())),
 		})
 	}
 	return out
 }
 
-// ByContext classifies samples per accounting key.
-func ByContext(s *Samples, classify func(string) string) map[profiler.Key]Counts {
-	out := map[profiler.Key]Counts{}
-	for k, n := range s.Counts {
-		c := out[k.Key]
-		if c == nil {
-			c = Counts{}
-			out[k.Key] = c
+// twoPhase estimates a context's category shares from the leaves of all
+// its samples (phase one) and the unwound random subsample (phase two):
+// double sampling for stratification, with the leaf function as stratum
+// (Cochran, Sampling Techniques, 12.2). A leaf's category mix comes from
+// its unwound samples; a leaf never unwound is classified by itself. The
+// variance is p(1-p)/n1 + W (1/n2 - 1/n1), W the mean within-leaf
+// variance: where the leaf decides the category (W = 0), the estimate is as
+// good as if every sample had been unwound.
+func twoPhase(leaves, stacks map[string]uint64, classify func(string) string) (map[string]shareEstimate, float64) {
+	var n1, n2 float64
+	for _, n := range leaves {
+		n1 += float64(n)
+	}
+	byLeaf := map[string]Counts{}
+	for st, n := range stacks {
+		leaf := st[strings.LastIndexByte(st, ';')+1:]
+		if byLeaf[leaf] == nil {
+			byLeaf[leaf] = Counts{}
 		}
-		c[classify(k.Stack)] += n
+		byLeaf[leaf][classify(st)] += n
+		n2 += float64(n)
+	}
+	p, within := map[string]float64{}, map[string]float64{}
+	for leaf, n := range leaves {
+		w := float64(n) / n1
+		mix := byLeaf[leaf]
+		var m float64
+		for _, k := range mix {
+			m += float64(k)
+		}
+		if m == 0 {
+			p[classify(leaf)] += w
+			continue
+		}
+		for c, k := range mix {
+			q := float64(k) / m
+			p[c] += w * q
+			within[c] += w * q * (1 - q)
+		}
+	}
+	out := map[string]shareEstimate{}
+	for c, pc := range p {
+		v := pc * (1 - pc) / n1
+		if n2 > 0 && n2 < n1 {
+			v += within[c] * (1/n2 - 1/n1)
+		}
+		out[c] = shareEstimate{p: pc, variance: v}
+	}
+	return out, n1
+}
+
+// contextSamples are one context's phase-one leaves and phase-two stacks.
+type contextSamples struct{ leaves, stacks map[string]uint64 }
+
+// byKey groups a reading by accounting key. A reading without leaves (every
+// sample unwound) takes each stack's innermost frame as its leaf.
+func byKey(s *Samples) map[profiler.Key]*contextSamples {
+	out := map[profiler.Key]*contextSamples{}
+	get := func(k profiler.Key) *contextSamples {
+		c := out[k]
+		if c == nil {
+			c = &contextSamples{leaves: map[string]uint64{}, stacks: map[string]uint64{}}
+			out[k] = c
+		}
+		return c
+	}
+	for k, n := range s.Leaves {
+		get(k.Key).leaves[k.Leaf] += n
+	}
+	for k, n := range s.Counts {
+		get(k.Key).stacks[k.Stack] += n
+		if len(s.Leaves) == 0 {
+			get(k.Key).leaves[k.Stack[strings.LastIndexByte(k.Stack, ';')+1:]] += n
+		}
 	}
 	return out
 }
@@ -92,13 +181,18 @@ func ByContext(s *Samples, classify func(string) string) map[profiler.Key]Counts
 // categories per key. User-mode time is not split (it is not kernel work);
 // every other context with both exact time and samples is.
 func Estimate(iv profiler.Interval, s *Samples) map[profiler.Key][]report.Category {
-	counts := ByContext(s, Classify)
+	ctxs := byKey(s)
 	out := map[profiler.Key][]report.Category{}
 	exact := func(k profiler.Key, ns uint64) {
 		if k.Path == profiler.PathUser && k.Ctx == profiler.CtxTask {
 			return
 		}
-		if cats := CategoriesOf(ns, counts[k]); len(cats) > 0 {
+		var shares map[string]shareEstimate
+		var n float64
+		if c := ctxs[k]; c != nil {
+			shares, n = twoPhase(c.leaves, c.stacks, Classify)
+		}
+		if cats := categoriesFrom(ns, shares, n); len(cats) > 0 {
 			out[k] = cats
 		}
 	}

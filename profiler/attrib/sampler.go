@@ -19,14 +19,27 @@ import (
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
-// DefaultHz is the default sampling rate per CPU. Each sample of a target
-// costs one kernel stack unwind, about 12 µs on our PVM guests whatever the
-// depth (BenchmarkSamplingOverhead), so 499 Hz keeps the sampler under 1%
-// of a busy target's CPU. The price is precision: a category holding a
-// third of a path known to ±5% needs about 3,000 samples in that path, six
-// seconds of it at this rate; raise --sample-hz for short runs. A prime
-// rate avoids sampling in lockstep with the 250 Hz tick.
-const DefaultHz = 499
+// DefaultHz is the default sampling rate per CPU. A prime rate avoids
+// sampling in lockstep with the 250 Hz tick.
+//
+// A kernel stack unwind costs 10-15 µs on our PVM guests (most of it in
+// the first frames, BenchmarkSamplingOverhead), so unwinding every sample
+// at a rate that gives ±5% on a third of a path in a few seconds (about
+// 3,000 Hz) would cost 4% of a busy CPU. Sampling is two-phase instead:
+// every sample records only its leaf (the interrupted function, ~1 µs),
+// and one in UnwindEvery(hz) is unwound. The leaf alone decides most
+// categories (a copy routine in tx.write is copy.tx); the unwound
+// subsample gives each leaf's category mix where it does not (the
+// interrupt-enable pile-ups), see twoPhase.
+const DefaultHz = 2999
+
+// UnwindHz bounds the full unwinds per second per CPU: about 0.5% of a busy
+// CPU here.
+const UnwindHz = 333
+
+// UnwindEvery is how many target samples there are per full unwind at hz
+// (1: every sample is unwound).
+func UnwindEvery(hz int) int { return max(1, (hz+UnwindHz/2)/UnwindHz) }
 
 // sharedMaps are the accounting maps the sampler reads (declared
 // identically in sampler.bpf.c).
@@ -45,9 +58,10 @@ type Sampler struct {
 
 	unavailable map[string]string
 
-	mu     sync.Mutex
-	cache  map[[64]uint64]string // ips -> folded stack
-	closed bool
+	mu        sync.Mutex
+	cache     map[[64]uint64]string // ips -> folded stack
+	leafCache map[uint64]string     // ip -> function
+	closed    bool
 }
 
 // Start loads the sampler against sess's accounting maps and starts
@@ -85,12 +99,16 @@ func Start(sess *profiler.Session, hz int) (*Sampler, error) {
 		}
 		repl[name] = m
 	}
+	every := UnwindEvery(hz)
+	if err := spec.Variables["unwind_every"].Set(uint32(every)); err != nil {
+		return nil, fmt.Errorf("sampler: set unwind_every: %w", err)
+	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
 	if err != nil {
 		return nil, fmt.Errorf("load sampler: %w", err)
 	}
 	s := &Sampler{hz: hz, syms: syms, coll: coll, prog: coll.Programs["zc_sample"],
-		unavailable: map[string]string{}, cache: map[[64]uint64]string{}}
+		unavailable: map[string]string{}, cache: map[[64]uint64]string{}, leafCache: map[uint64]string{}}
 	for _, cpu := range cpus {
 		if err := s.attach(cpu); err != nil {
 			s.Close()

@@ -15,8 +15,9 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-// testHz samples five times faster than the default so that a one-second
-// transfer gives enough samples per path for the assertions below.
+// testHz samples faster than the default so that a one-second transfer
+// gives enough samples per path for the assertions below (one in
+// UnwindEvery(testHz) of them unwound).
 const testHz = 4999
 
 // sampledEntry runs cfg for a second and returns the sender's and the
@@ -154,7 +155,7 @@ func TestSampledWriteRead(t *testing.T) {
 	// The samples of each thread agree with its exact on-CPU time: every
 	// sample stands for one period of CPU.
 	per := map[uint32]uint64{}
-	for k, n := range run.samples.Counts {
+	for k, n := range run.samples.Leaves {
 		per[k.Key.Gen] += n
 	}
 	for _, th := range run.iv.Threads {
@@ -171,9 +172,9 @@ func TestSampledWriteRead(t *testing.T) {
 		if testenv.InVM() {
 			// Under qemu's emulation the cpu-clock hrtimer fires late, and
 			// perf takes one sample per expiry however many periods have
-			// passed (perf_swevent_hrtimer forwards the timer): 40-60% of
-			// the periods give a sample there. Never more than the time.
-			lo = 0.25
+			// passed (perf_swevent_hrtimer forwards the timer): 20-60% of
+			// the periods gave a sample there. Never more than the time.
+			lo = 0.10
 		}
 		if sampled < lo*exact || sampled > hi*exact {
 			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (want %.0f%%-%.0f%% of it)", run.roles[th.Info.Gen], sampled/1e6, exact/1e6, 100*lo, 100*hi)
@@ -206,17 +207,32 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 	requireBPF(t)
 	for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
 		t.Run(m, func(t *testing.T) {
-			snd, _, _ := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
-			// Loopback forces skb_copy_ubufs in NET_RX, inside the
-			// sender's own send (KERNEL.md §4.3).
+			snd, _, run := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
+			// Loopback forces skb_copy_ubufs in NET_RX (KERNEL.md §4.3):
+			// inside the sender's own send, unless the kernel defers the
+			// softirq to ksoftirqd (6.1 does while ksoftirqd is runnable,
+			// which a slow emulated guest keeps it; 6.6 dropped that), where
+			// it is system time.
 			ns, ci := total(snd, CopyDeferred)
-			if ns == 0 || ci >= ns {
-				rx := findPath(snd.Paths, "softirq.net_rx")
-				t.Errorf("copy.deferred %d ns ±%d: not clearly visible in the sender (its NET_RX: %d ns of %d ns on CPU: %+v)",
-					ns, ci, rx.CPUNS, snd.CPU.OnCPUNS, rx.Categories)
+			rx := findPath(snd.Paths, "softirq.net_rx")
+			var sysNS, sysVar float64
+			for k, cats := range Estimate(run.iv, run.samples) {
+				if k.Gen == 0 && k.Ctx.String() == "softirq.net_rx" {
+					c := category(report.Path{Categories: cats}, CopyDeferred)
+					sysNS += float64(c.CPUNS)
+					sysVar += float64(c.CI95NS) * float64(c.CI95NS)
+				}
 			}
-			if c := category(findPath(snd.Paths, "softirq.net_rx"), CopyDeferred); c.CPUNS == 0 {
-				t.Errorf("no copy.deferred in the sender's softirq.net_rx: %+v", findPath(snd.Paths, "softirq.net_rx").Categories)
+			if sysNS > float64(ns) {
+				t.Logf("deferred copies mostly outside the sender: %.0f ns ±%.0f in system NET_RX (ksoftirqd), %d ns ±%d in the sender (its NET_RX %d ns of %d ns on CPU)",
+					sysNS, math.Sqrt(sysVar), ns, ci, rx.CPUNS, snd.CPU.OnCPUNS)
+				ns, ci = uint64(sysNS), uint64(math.Sqrt(sysVar))
+			} else if c := category(rx, CopyDeferred); c.CPUNS == 0 {
+				t.Errorf("no copy.deferred in the sender's softirq.net_rx: %+v", rx.Categories)
+			}
+			if ns == 0 || ci >= ns {
+				t.Errorf("copy.deferred %d ns ±%d: not clearly visible (the sender's NET_RX: %d ns of %d ns on CPU: %+v)",
+					ns, ci, rx.CPUNS, snd.CPU.OnCPUNS, rx.Categories)
 			}
 			if pin, _ := total(snd, ZcPin); pin == 0 {
 				t.Error("no zc.pin time in the sender")

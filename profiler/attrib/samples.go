@@ -23,14 +23,25 @@ type StackKey struct {
 	Stack string // folded: frames root first, ";"-separated
 }
 
-// Samples is a cumulative reading of the sampler.
+// LeafKey is one sampled leaf (the interrupted function, or StackUser) in
+// one accounting context.
+type LeafKey struct {
+	Key  profiler.Key
+	Leaf string
+}
+
+// Samples is a cumulative reading of the sampler: the leaf of every target
+// sample (phase one), and the full stacks of a random subsample of them
+// (phase two, one in Sampler.UnwindEvery).
 type Samples struct {
+	Leaves map[LeafKey]uint64
 	Counts map[StackKey]uint64
 	// Total counts every sample on every CPU; SystemTask the samples of
 	// non-target task context (idle loop, other tasks), which are counted
 	// but not unwound; Dropped the samples lost to a full map; NoStack
-	// kernel samples the unwinder could not walk.
-	Total, SystemTask, Dropped, NoStack uint64
+	// kernel samples the unwinder could not walk; Unwound the target
+	// samples given a full unwind.
+	Total, SystemTask, Dropped, NoStack, Unwound uint64
 }
 
 // Backend implements Reading.
@@ -41,9 +52,14 @@ func (a *Samples) Sub(b *Samples) *Samples {
 	if b == nil {
 		return a
 	}
-	out := &Samples{Counts: map[StackKey]uint64{},
+	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{},
 		Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
-		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack}
+		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound}
+	for k, n := range a.Leaves {
+		if d := n - b.Leaves[k]; d > 0 {
+			out.Leaves[k] = d
+		}
+	}
 	for k, n := range a.Counts {
 		if d := n - b.Counts[k]; d > 0 {
 			out.Counts[k] = d
@@ -62,11 +78,23 @@ func (s *Sampler) Collect() (*Samples, error) {
 	if s.closed {
 		return nil, errors.New("sampler closed")
 	}
-	out := &Samples{Counts: map[StackKey]uint64{}}
+	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{}}
 	var (
-		k bpf.SamplerZcSampleKey
-		n uint64
+		lk bpf.SamplerZcLeafKey
+		k  bpf.SamplerZcSampleKey
+		n  uint64
 	)
+	lit := s.coll.Maps["leaves"].Iterate()
+	for lit.Next(&lk, &n) {
+		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: profiler.Path(lk.Path), Ctx: profiler.Ctx(lk.Ctx)}, Leaf: StackUser}
+		if lk.Kind != 1 {
+			key.Leaf = s.leafName(lk.Ip)
+		}
+		out.Leaves[key] += n
+	}
+	if err := lit.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
+		return nil, fmt.Errorf("read sampled leaves: %w", err)
+	}
 	it := s.coll.Maps["samples"].Iterate()
 	for it.Next(&k, &n) {
 		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}}
@@ -84,7 +112,7 @@ func (s *Sampler) Collect() (*Samples, error) {
 		return nil, fmt.Errorf("read samples: %w", err)
 	}
 	var perCPU []uint64
-	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack} {
+	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound} {
 		if err := s.coll.Maps["sampler_stats"].Lookup(uint32(i), &perCPU); err != nil {
 			return nil, fmt.Errorf("read sampler stats: %w", err)
 		}
@@ -93,6 +121,20 @@ func (s *Sampler) Collect() (*Samples, error) {
 		}
 	}
 	return out, nil
+}
+
+// leafName symbolizes a sampled instruction as fold names a stack's
+// innermost frame (StackUnknown for none).
+func (s *Sampler) leafName(ip uint64) string {
+	if ip == 0 {
+		return StackUnknown
+	}
+	if f, ok := s.leafCache[ip]; ok {
+		return f
+	}
+	f := s.syms.Name(ip)
+	s.leafCache[ip] = f
+	return f
 }
 
 // fold symbolizes a stack (innermost first, zero-terminated) into folded
