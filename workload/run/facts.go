@@ -19,7 +19,13 @@ func applyFacts(c *report.Cell) {
 	// Byte classes the kernel's own decisions gave (the session's
 	// byte-class programs) are kept; the workload's facts fill in only
 	// where the classes come from the syscall requests.
-	if zc := c.Sender.Zerocopy; zc != nil && zc.Source != report.ZerocopySourceKernel {
+	zc := c.Sender.Zerocopy
+	if zc != nil && zc.Source == report.ZerocopySourceKernel && c.Method == workload.MethodIOUringZC && zc.TxPinnedBytes == 0 {
+		// Before 6.3 the byte-class programs see no io_uring send (no
+		// sock_send_length); the workload's completions say what happened.
+		zc.Source = report.ZerocopySourceRequest
+	}
+	if zc != nil && zc.Source != report.ZerocopySourceKernel {
 		senderFacts(c.Method, c.Topology, w, zc)
 	}
 	if zc := c.Receiver.Zerocopy; zc != nil && zc.Source != report.ZerocopySourceKernel {

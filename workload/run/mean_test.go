@@ -1,6 +1,7 @@
 package run
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zcprof/zcprof/profiler/report"
@@ -103,5 +104,20 @@ func TestMeanPathsCategories(t *testing.T) {
 	if len(got.Functions) != 2 || got.Functions[0].Function != "tcp_sendmsg_locked" || got.Functions[0].Calls != 20 ||
 		got.Functions[0].NS != 100 || got.Functions[0].NSPerCall != 5 || got.Functions[1].Calls != 1 || got.Functions[1].NS != 4 {
 		t.Errorf("functions %+v", got.Functions)
+	}
+}
+
+// Before 6.3 the byte-class programs see no io_uring send: the workload's
+// completions fill in pinned and deferred-copied bytes, said as such.
+func TestIOUringFactsWithoutSendLength(t *testing.T) {
+	c := report.Cell{Method: "io_uring_zc", RxMethod: "read", Topology: "loopback",
+		Sender:   report.Process{Zerocopy: &report.Zerocopy{Source: report.ZerocopySourceKernel}},
+		Receiver: report.Process{Zerocopy: &report.Zerocopy{}},
+		Workload: &report.Workload{SentBytes: 4 << 20, ReceivedBytes: 4 << 20, ZCCompletions: 64, ZCCopied: 64}}
+	applyFacts(&c)
+	zc := c.Sender.Zerocopy
+	if zc.Source != report.ZerocopySourceRequest || zc.TxPinnedBytes != 4<<20 || zc.TxDeferredCopyBytes != 4<<20 ||
+		!strings.Contains(zc.Reason, "no sock_send_length") {
+		t.Errorf("sender zero-copy %+v", zc)
 	}
 }
