@@ -88,6 +88,21 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 	return v & mask;
 }
 
+/* in_rep_movs: the interrupted instruction is a rep movs. On FSRM CPUs
+ * copy_user_generic is an inline rep movsb, so user copies run inside
+ * whatever function inlined them (tcp_sendmsg_locked on 6.18), not in a
+ * copy routine the stack would name. A rep movs is interruptible and the
+ * saved ip stays on it, so its bytes tell. */
+static __always_inline bool in_rep_movs(__u64 ip)
+{
+	__u8 b[3] = {};
+
+	if (bpf_probe_read_kernel(b, sizeof(b), (void *)ip))
+		return false;
+	/* f3 a4 rep movsb, f3 a5 rep movsl, f3 48 a5 rep movsq */
+	return b[0] == 0xf3 && (b[1] == 0xa4 || b[1] == 0xa5 || (b[1] == 0x48 && b[2] == 0xa5));
+}
+
 /* add counts one sample under key in a counting hash map. */
 static __always_inline void add(void *map, const void *key)
 {
@@ -118,6 +133,8 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	__u32 gen;
 	__u8 path, cx = CTX_TASK;
 	bool user;
+	__u64 ip;
+	__u8 kind;
 	long n;
 
 	count(ZC_STAT_SAMPLES);
@@ -155,11 +172,9 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	 * long cs. The flavor below reads `cs` as 8 bytes at its CO-RE offset,
 	 * which is the same slot on both. */
 	user = (((struct pt_regs___cs8 *)&ctx->regs)->cs & 3) != 0;
-	struct zc_leaf_key lk = {
-		.gen = gen, .path = path, .ctx = cx,
-		.kind = user ? ZC_SAMPLE_USER : ZC_SAMPLE_KERNEL,
-		.ip = user ? 0 : PT_REGS_IP(&ctx->regs),
-	};
+	ip = user ? 0 : PT_REGS_IP(&ctx->regs);
+	kind = user ? ZC_SAMPLE_USER : in_rep_movs(ip) ? ZC_SAMPLE_REP_MOVS : ZC_SAMPLE_KERNEL;
+	struct zc_leaf_key lk = {.gen = gen, .path = path, .ctx = cx, .kind = kind, .ip = ip};
 	add(&leaves, &lk);
 	if (unwind_every > 1 && bpf_get_prandom_u32() % unwind_every)
 		return 0;
@@ -178,6 +193,7 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 		n = bpf_get_stack(ctx, k->ips, sizeof(k->ips), 0);
 		if (n > 0) {
 			k->nframes = n / sizeof(__u64);
+			k->kind = kind;
 		} else {
 			k->kind = ZC_SAMPLE_NOSTACK;
 			count(ZC_STAT_NOSTACK);

@@ -11,6 +11,7 @@ enum zc_sample_kind {
 	ZC_SAMPLE_KERNEL = 0, /* kernel stack in ips */
 	ZC_SAMPLE_USER = 1,   /* interrupted user mode: no kernel stack */
 	ZC_SAMPLE_NOSTACK = 2, /* kernel mode, but the unwinder returned nothing */
+	ZC_SAMPLE_REP_MOVS = 3, /* kernel stack in ips, interrupted in a rep movs */
 };
 
 /* The whole stack is part of the key: a hash map resolves collisions,

@@ -35,7 +35,7 @@ var Rules = []Rule{
 		"rep_movs_alternative", "copy_to_nontemporal", "__copy_user_nocache", "copy_user_generic*",
 		"copy_user_enhanced_fast_string", "memcpy", "__memcpy", "__pi_memcpy", "memcpy_orig",
 		"memmove", "__memmove", "csum_and_copy_from_iter*", "csum_and_copy_to_iter", "csum_partial_copy*",
-		"memcpy_from_iter*", "copy_mc_*", "skb_copy_bits",
+		"memcpy_from_iter*", "copy_mc_*", "skb_copy_bits", FrameRepMovs,
 		"__check_object_size", "check_heap_object", "check_stack_object", "__virt_addr_valid", "is_vmalloc_addr",
 	}},
 

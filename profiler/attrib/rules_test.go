@@ -40,6 +40,9 @@ func TestClassify(t *testing.T) {
 		{sys + "__x64_sys_sendto;__sys_sendto;tcp_sendmsg;tcp_sendmsg_locked;_copy_from_iter", CopyTx},
 		{sys + "ksys_write;vfs_write;sock_write_iter;tcp_sendmsg;tcp_sendmsg_locked;rep_movs_alternative", CopyTx},
 		{sys + "ksys_read;vfs_read;sock_read_iter;sock_recvmsg;tcp_recvmsg;tcp_recvmsg_locked;skb_copy_datagram_iter;__skb_datagram_iter;simple_copy_to_iter;_copy_to_iter", CopyRx},
+		// An inline rep movsb (FSRM) in the function that inlined the copy.
+		{sys + "ksys_write;vfs_write;sock_write_iter;tcp_sendmsg;tcp_sendmsg_locked;" + FrameRepMovs, CopyTx},
+		{sys + "ksys_read;vfs_read;sock_read_iter;tcp_recvmsg;tcp_recvmsg_locked;skb_copy_datagram_iter;__skb_datagram_iter;simple_copy_to_iter;" + FrameRepMovs, CopyRx},
 		// Hardened usercopy checks are part of the copy.
 		{sys + "ksys_read;vfs_read;sock_read_iter;tcp_recvmsg_locked;skb_copy_datagram_iter;__skb_datagram_iter;simple_copy_to_iter;__check_object_size;__virt_addr_valid", CopyRx},
 		// The deferred copy, with its page allocation, in NET_RX under the send.

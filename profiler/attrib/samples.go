@@ -15,6 +15,18 @@ import (
 const (
 	StackUser    = "[user]"    // the sample interrupted user mode
 	StackUnknown = "[unknown]" // kernel mode, but the unwinder returned nothing
+	// FrameRepMovs is the pseudo-frame beneath a sample taken in a rep movs
+	// instruction: a copy inlined into the function above it (FSRM CPUs
+	// inline copy_user_generic as rep movsb).
+	FrameRepMovs = "[rep_movs]"
+)
+
+// Sample kinds (enum zc_sample_kind).
+const (
+	kindKernel  = 0
+	kindUser    = 1
+	kindNoStack = 2
+	kindRepMovs = 3
 )
 
 // StackKey is one sampled stack in one accounting context.
@@ -86,8 +98,13 @@ func (s *Sampler) Collect() (*Samples, error) {
 	)
 	lit := s.coll.Maps["leaves"].Iterate()
 	for lit.Next(&lk, &n) {
-		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: profiler.Path(lk.Path), Ctx: profiler.Ctx(lk.Ctx)}, Leaf: StackUser}
-		if lk.Kind != 1 {
+		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: profiler.Path(lk.Path), Ctx: profiler.Ctx(lk.Ctx)}}
+		switch lk.Kind {
+		case kindUser:
+			key.Leaf = StackUser
+		case kindRepMovs:
+			key.Leaf = FrameRepMovs
+		default:
 			key.Leaf = s.leafName(lk.Ip)
 		}
 		out.Leaves[key] += n
@@ -99,10 +116,12 @@ func (s *Sampler) Collect() (*Samples, error) {
 	for it.Next(&k, &n) {
 		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}}
 		switch {
-		case k.Kind == 1:
+		case k.Kind == kindUser:
 			sk.Stack = StackUser
-		case k.Kind != 0 || k.Nframes == 0:
+		case k.Kind == kindNoStack || k.Nframes == 0:
 			sk.Stack = StackUnknown
+		case k.Kind == kindRepMovs:
+			sk.Stack = s.fold(k.Ips) + ";" + FrameRepMovs
 		default:
 			sk.Stack = s.fold(k.Ips)
 		}
