@@ -41,6 +41,12 @@ type zerocopyRx struct {
 	buf     []byte
 	polled  bool
 	lastInq uint32 // zc.inq of the previous call: bytes still queued
+	// waitFirst: the previous call left less than a window queued, so the
+	// next one waits for SO_RCVLOWAT first. Calling at once would map the
+	// few whole pages that arrived meanwhile and copy their partial tail:
+	// a receiver faster than its sender (seen under emulation) then copied
+	// a third of the bytes.
+	waitFirst bool
 }
 
 func newZerocopyRx(r *rxStream) (*zerocopyRx, error) {
@@ -57,6 +63,10 @@ func newZerocopyRx(r *rxStream) (*zerocopyRx, error) {
 }
 
 func (m *zerocopyRx) step(r *rxStream) (int, error) {
+	if m.waitFirst {
+		m.waitFirst = false
+		pollFd(r.fd, unix.POLLIN|unix.POLLRDHUP, -1)
+	}
 	for {
 		zc := tcpZerocopyReceive{
 			Address:        uint64(uintptr(unsafe.Pointer(&m.mem[0]))),
@@ -110,6 +120,7 @@ func (m *zerocopyRx) step(r *rxStream) (int, error) {
 		}
 		if n > 0 {
 			m.polled = false
+			m.waitFirst = zc.Inq < uint32(len(m.mem))
 			return n, nil
 		}
 		// Nothing queued. getsockopt never blocks: wait for data, and if

@@ -211,7 +211,7 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 			// Loopback forces skb_copy_ubufs in NET_RX (KERNEL.md §4.3):
 			// inside the sender's own send, unless the kernel defers the
 			// softirq to ksoftirqd (6.1 does while ksoftirqd is runnable,
-			// which a slow emulated guest keeps it; 6.6 dropped that), where
+			// which a slow emulated guest keeps it; 6.5 reverted that), where
 			// it is system time.
 			ns, ci := total(snd, CopyDeferred)
 			rx := findPath(snd.Paths, "softirq.net_rx")
