@@ -11,12 +11,15 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/zcprof/zcprof/profiler/attrib"
 )
 
 // copyRoutines are the user-copy routines of x86 kernels: the sender's
-// copy shows as one of them depending on the kernel and CPU.
+// copy shows as one of them depending on the kernel and CPU, or as the
+// sampler's [rep_movs] frame where the copy is an inline rep movsb (FSRM).
 var copyRoutines = []string{"_copy_from_iter", "rep_movs_alternative", "copy_user_enhanced_fast_string",
-	"copy_user_generic_unrolled", "copy_user_generic_string", "__copy_user_nocache"}
+	"copy_user_generic_unrolled", "copy_user_generic_string", "__copy_user_nocache", attrib.FrameRepMovs}
 
 // TestPprofOfAWriteRun: the --pprof file of a write run opens in
 // `go tool pprof -top`, lists the copy routine among its top entries, and
