@@ -89,10 +89,11 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 }
 
 /* in_rep_movs: the interrupted instruction is a rep movs. On FSRM CPUs
- * copy_user_generic is an inline rep movsb, so user copies run inside
- * whatever function inlined them (tcp_sendmsg_locked on 6.18), not in a
- * copy routine the stack would name. A rep movs is interruptible and the
- * saved ip stays on it, so its bytes tell. */
+ * copy_user_generic is an inline rep movsb, so a user copy runs in
+ * whatever function inlined it rather than in rep_movs_alternative: on
+ * 6.18 _copy_from_iter and _copy_to_iter, copy routines by name, but a
+ * kernel that inlines those into their callers would name none. A rep movs
+ * is interruptible and the saved ip stays on it, so its bytes tell. */
 static __always_inline bool in_rep_movs(__u64 ip)
 {
 	__u8 b[3] = {};

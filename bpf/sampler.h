@@ -38,7 +38,7 @@ struct zc_leaf_key {
 	__u8 ctx;
 	__u8 kind;
 	__u8 pad;
-	__u64 ip; /* 0 for user and no-stack samples */
+	__u64 ip; /* 0 for user-mode samples */
 };
 
 /* Counters in sampler_stats (array index). */

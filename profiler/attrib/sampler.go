@@ -26,11 +26,13 @@ import (
 // the first frames, BenchmarkSamplingOverhead), so unwinding every sample
 // at a rate that gives ±5% on a third of a path in a few seconds (about
 // 3,000 Hz) would cost 4% of a busy CPU. Sampling is two-phase instead:
-// every sample records only its leaf (the interrupted function, ~1 µs),
+// every sample records only its leaf (the interrupted function, ~1.4 µs),
 // and one in UnwindEvery(hz) is unwound. The leaf alone decides most
 // categories (a copy routine in tx.write is copy.tx); the unwound
 // subsample gives each leaf's category mix where it does not (the
-// interrupt-enable pile-ups), see twoPhase.
+// interrupt-enable pile-ups), see twoPhase. The timer interrupts
+// themselves cost the workload far more than the program on PVM guests
+// (README, "Inside each path").
 const DefaultHz = 2999
 
 // UnwindHz bounds the full unwinds per second per CPU: about 0.5% of a busy

@@ -44,7 +44,7 @@ type LeafKey struct {
 
 // Samples is a cumulative reading of the sampler: the leaf of every target
 // sample (phase one), and the full stacks of a random subsample of them
-// (phase two, one in Sampler.UnwindEvery).
+// (phase two, one in UnwindEvery(hz)).
 type Samples struct {
 	Leaves map[LeafKey]uint64
 	Counts map[StackKey]uint64
