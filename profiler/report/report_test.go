@@ -91,3 +91,46 @@ func TestJSONContract(t *testing.T) {
 		}
 	}
 }
+
+// The run table lists the categories of each side's busiest split paths
+// (user time is not split and does not take a place), and says which
+// attribution backend was used and why.
+func TestRunTableInsideTheKernel(t *testing.T) {
+	cats := func(name string, ns uint64) []Category {
+		return []Category{{Category: name, CPUNS: ns, CI95NS: ns / 10}}
+	}
+	d := &Document{Schema: Schema, Command: "run", DurationNS: 3e9,
+		Backends: Backends{Accounting: "tp_btf", Attribution: "sampling",
+			Unavailable: map[string]string{"fentry": "fentry: load failed: operation not permitted", "kprobe": "kprobe: no CONFIG_KPROBES"}},
+		Cells: []Cell{{Method: "write", RxMethod: "read", Size: 64 << 10, Streams: 1,
+			Sender: Process{Paths: []Path{
+				{Path: "user", CPUNS: 9e8},
+				{Path: "tx.write", CPUNS: 8e8, Categories: cats("copy.tx", 8e8)},
+				{Path: "softirq.net_rx", CPUNS: 3e8, Categories: cats("tcp.rx", 3e8)},
+				{Path: "other", CPUNS: 2e8, Categories: cats("syscall", 2e8)},
+				{Path: "wait", CPUNS: 1e8, Categories: cats("sched", 1e8)},
+			}},
+			Receiver: Process{Paths: []Path{{Path: "rx.read", CPUNS: 5e8, Categories: cats("copy.rx", 5e8)}}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := WriteRunTable(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"attribution: sampling because fentry: load failed: operation not permitted; kprobe: no CONFIG_KPROBES",
+		"inside the kernel",
+		"write→read 64K ×1 sender tx.write 0.800 s: copy.tx ≈800.0 ms ±80.0 ms (100%)",
+		"sender softirq.net_rx 0.300 s: tcp.rx",
+		"sender other 0.200 s: syscall",
+		"receiver rx.read 0.500 s: copy.rx",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "sender wait") || strings.Contains(out, "sender user") {
+		t.Errorf("more than three split paths, or user, listed:\n%s", out)
+	}
+}

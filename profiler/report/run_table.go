@@ -81,7 +81,8 @@ func WriteRunTable(w io.Writer, d *Document) error {
 }
 
 // insidePaths is how many paths of a side get their categories listed:
-// the busiest ones (the transfer's syscall path, NET_RX, user).
+// the busiest split ones (the transfer's syscall path, NET_RX, ...; user
+// time is not split).
 const insidePaths = 3
 
 // writeRunInside lists what the attribution backend found inside each
@@ -96,11 +97,13 @@ func writeRunInside(bw *errWriter, cells []Cell) {
 		}{{"sender", c.Sender}, {"receiver", c.Receiver}} {
 			paths := append([]Path(nil), side.p.Paths...)
 			sort.SliceStable(paths, func(i, j int) bool { return paths[i].CPUNS > paths[j].CPUNS })
-			for i, p := range paths {
+			shown := 0
+			for _, p := range paths {
 				cats, fns := categoryCell(p), functionsCell(p)
-				if i >= insidePaths || cats == "" && fns == "" {
+				if shown == insidePaths || cats == "" && fns == "" {
 					continue
 				}
+				shown++
 				if !header {
 					bw.printf("\ninside the kernel (≈ estimate ±95%% interval; exact figures without ≈):\n")
 					header = true
