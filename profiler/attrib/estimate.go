@@ -103,28 +103,28 @@ func categoriesFrom(exactNS uint64, shares map[string]shareEstimate, n float64) 
 // its samples (phase one) and the unwound random subsample (phase two):
 // double sampling for stratification, with the leaf function as stratum
 // (Cochran, Sampling Techniques, 12.2). A leaf's category mix comes from
-// its unwound samples; a leaf never unwound is classified by itself. The
-// variance is p(1-p)/n1 + W (1/n2 - 1/n1), W the mean within-leaf
-// variance: where the leaf decides the category (W = 0), the estimate is as
-// good as if every sample had been unwound.
-func twoPhase(leaves, stacks map[string]uint64, classify func(string) string) (map[string]shareEstimate, float64) {
+// its unwound samples in this context, else from pooled (the leaf's mix in
+// similar contexts: small contexts, such as a sender's NET_RX, have few
+// unwound samples), else from classifying the leaf alone. The variance is
+// p(1-p)/n1 + W (1/n2 - 1/n1), W the mean within-leaf variance: where the
+// leaf decides the category (W = 0), the estimate is as good as if every
+// sample had been unwound.
+func twoPhase(leaves, stacks map[string]uint64, classify func(string) string, pooled func(leaf string) Counts) (map[string]shareEstimate, float64) {
 	var n1, n2 float64
 	for _, n := range leaves {
 		n1 += float64(n)
 	}
-	byLeaf := map[string]Counts{}
-	for st, n := range stacks {
-		leaf := st[strings.LastIndexByte(st, ';')+1:]
-		if byLeaf[leaf] == nil {
-			byLeaf[leaf] = Counts{}
-		}
-		byLeaf[leaf][classify(st)] += n
+	byLeaf := leafMixes(stacks, classify)
+	for _, n := range stacks {
 		n2 += float64(n)
 	}
 	p, within := map[string]float64{}, map[string]float64{}
 	for leaf, n := range leaves {
 		w := float64(n) / n1
 		mix := byLeaf[leaf]
+		if len(mix) == 0 && pooled != nil {
+			mix = pooled(leaf)
+		}
 		var m float64
 		for _, k := range mix {
 			m += float64(k)
@@ -142,12 +142,69 @@ func twoPhase(leaves, stacks map[string]uint64, classify func(string) string) (m
 	out := map[string]shareEstimate{}
 	for c, pc := range p {
 		v := pc * (1 - pc) / n1
-		if n2 > 0 && n2 < n1 {
-			v += within[c] * (1/n2 - 1/n1)
+		if n2 < n1 {
+			v += within[c] * (1/math.Max(n2, 1) - 1/n1)
 		}
 		out[c] = shareEstimate{p: pc, variance: v}
 	}
 	return out, n1
+}
+
+// leafMixes classifies unwound stacks and groups them by leaf.
+func leafMixes(stacks map[string]uint64, classify func(string) string) map[string]Counts {
+	out := map[string]Counts{}
+	for st, n := range stacks {
+		leaf := st[strings.LastIndexByte(st, ';')+1:]
+		if out[leaf] == nil {
+			out[leaf] = Counts{}
+		}
+		out[leaf][classify(st)] += n
+	}
+	return out
+}
+
+// pools are the leaves' category mixes over all threads: per (path,
+// context), and per context alone, for contexts too small to have unwound
+// a leaf themselves.
+type pools struct {
+	byPathCtx map[[2]uint8]map[string]Counts
+	byCtx     map[uint8]map[string]Counts
+}
+
+func newPools(ctxs map[profiler.Key]*contextSamples, classify func(string) string) *pools {
+	p := &pools{byPathCtx: map[[2]uint8]map[string]Counts{}, byCtx: map[uint8]map[string]Counts{}}
+	add := func(m map[string]Counts, leaf string, mix Counts) {
+		if m[leaf] == nil {
+			m[leaf] = Counts{}
+		}
+		for c, n := range mix {
+			m[leaf][c] += n
+		}
+	}
+	for k, c := range ctxs {
+		pc, cx := [2]uint8{uint8(k.Path), uint8(k.Ctx)}, uint8(k.Ctx)
+		if p.byPathCtx[pc] == nil {
+			p.byPathCtx[pc] = map[string]Counts{}
+		}
+		if p.byCtx[cx] == nil {
+			p.byCtx[cx] = map[string]Counts{}
+		}
+		for leaf, mix := range leafMixes(c.stacks, classify) {
+			add(p.byPathCtx[pc], leaf, mix)
+			add(p.byCtx[cx], leaf, mix)
+		}
+	}
+	return p
+}
+
+// mix returns the pooled mix of a leaf for key k (nil if never unwound).
+func (p *pools) mix(k profiler.Key) func(string) Counts {
+	return func(leaf string) Counts {
+		if m := p.byPathCtx[[2]uint8{uint8(k.Path), uint8(k.Ctx)}][leaf]; len(m) > 0 {
+			return m
+		}
+		return p.byCtx[uint8(k.Ctx)][leaf]
+	}
 }
 
 // contextSamples are one context's phase-one leaves and phase-two stacks.
@@ -182,6 +239,7 @@ func byKey(s *Samples) map[profiler.Key]*contextSamples {
 // every other context with both exact time and samples is.
 func Estimate(iv profiler.Interval, s *Samples) map[profiler.Key][]report.Category {
 	ctxs := byKey(s)
+	pool := newPools(ctxs, Classify)
 	out := map[profiler.Key][]report.Category{}
 	exact := func(k profiler.Key, ns uint64) {
 		if k.Path == profiler.PathUser && k.Ctx == profiler.CtxTask {
@@ -190,7 +248,7 @@ func Estimate(iv profiler.Interval, s *Samples) map[profiler.Key][]report.Catego
 		var shares map[string]shareEstimate
 		var n float64
 		if c := ctxs[k]; c != nil {
-			shares, n = twoPhase(c.leaves, c.stacks, Classify)
+			shares, n = twoPhase(c.leaves, c.stacks, Classify, pool.mix(k))
 		}
 		if cats := categoriesFrom(ns, shares, n); len(cats) > 0 {
 			out[k] = cats

@@ -226,10 +226,10 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 			if sysNS > float64(ns) {
 				t.Logf("deferred copies mostly outside the sender: %.0f ns ±%.0f in system NET_RX (ksoftirqd), %d ns ±%d in the sender (its NET_RX %d ns of %d ns on CPU)",
 					sysNS, math.Sqrt(sysVar), ns, ci, rx.CPUNS, snd.CPU.OnCPUNS)
-				ns, ci = uint64(sysNS), uint64(math.Sqrt(sysVar))
 			} else if c := category(rx, CopyDeferred); c.CPUNS == 0 {
 				t.Errorf("no copy.deferred in the sender's softirq.net_rx: %+v", rx.Categories)
 			}
+			ns, ci = ns+uint64(sysNS), uint64(math.Sqrt(float64(ci)*float64(ci)+sysVar))
 			if ns == 0 || ci >= ns {
 				t.Errorf("copy.deferred %d ns ±%d: not clearly visible (the sender's NET_RX: %d ns of %d ns on CPU: %+v)",
 					ns, ci, rx.CPUNS, snd.CPU.OnCPUNS, rx.Categories)

@@ -30,7 +30,7 @@ func TestTwoPhasePreconditions(t *testing.T) {
 func TestTwoPhaseEveryUnwound(t *testing.T) {
 	stacks := map[string]uint64{copyStack: 300, xmitStack: 200, pileupOther: 100}
 	leaves := map[string]uint64{"rep_movs_alternative": 300, "pvm_irq_enable": 300}
-	got, n := twoPhase(leaves, stacks, Classify)
+	got, n := twoPhase(leaves, stacks, Classify, nil)
 	if n != 600 {
 		t.Fatalf("n = %v", n)
 	}
@@ -47,7 +47,7 @@ func TestTwoPhaseEveryUnwound(t *testing.T) {
 func TestTwoPhaseSubsample(t *testing.T) {
 	leaves := map[string]uint64{"rep_movs_alternative": 4000, "pvm_irq_enable": 6000}
 	stacks := map[string]uint64{copyStack: 400, xmitStack: 300, pileupOther: 300}
-	got, n := twoPhase(leaves, stacks, Classify)
+	got, n := twoPhase(leaves, stacks, Classify, nil)
 	if n != 10000 {
 		t.Fatalf("n = %v", n)
 	}
@@ -84,8 +84,28 @@ func TestTwoPhaseSubsample(t *testing.T) {
 // is TCP's; a copy routine alone does not say whose copy it is (other).
 func TestTwoPhaseLeafNeverUnwound(t *testing.T) {
 	got, _ := twoPhase(map[string]uint64{"tcp_write_xmit": 10, "rep_movs_alternative": 5, "pvm_irq_enable": 85},
-		map[string]uint64{xmitStack: 9}, Classify)
+		map[string]uint64{xmitStack: 9}, Classify, nil)
 	if !near(got[TCPTx].p, 0.95) || !near(got[Other].p, 0.05) {
 		t.Errorf("%+v", got)
+	}
+}
+
+// A small context that unwound none of its copy leaves borrows the leaf's
+// mix from similar contexts (a memcpy in NET_RX is skb_copy_ubufs's there)
+// instead of calling a bare copy routine "other".
+func TestTwoPhasePooledMix(t *testing.T) {
+	pooled := func(leaf string) Counts {
+		if leaf == "memcpy" {
+			return Counts{CopyDeferred: 9, SkbMem: 1}
+		}
+		return nil
+	}
+	got, _ := twoPhase(map[string]uint64{"memcpy": 40, "tcp_write_xmit": 10}, nil, Classify, pooled)
+	if !near(got[CopyDeferred].p, 0.72) || !near(got[SkbMem].p, 0.08) || !near(got[TCPTx].p, 0.2) || got[Other].p != 0 {
+		t.Errorf("%+v", got)
+	}
+	// No unwound sample at all: the within-leaf term counts as one.
+	if want := 0.72*0.28/50 + 0.8*0.09*(1-1.0/50); !near(got[CopyDeferred].variance, want) {
+		t.Errorf("copy.deferred variance %v, want %v", got[CopyDeferred].variance, want)
 	}
 }
