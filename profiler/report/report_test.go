@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -113,24 +114,36 @@ func TestRunTableInsideTheKernel(t *testing.T) {
 			Receiver: Process{Paths: []Path{{Path: "rx.read", CPUNS: 5e8, Categories: cats("copy.rx", 5e8)}}},
 		}},
 	}
-	var b bytes.Buffer
-	if err := WriteRunTable(&b, d); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
+	out := render(t, WriteRunTable, d)
+	assertContains(t, out,
 		"attribution: sampling because fentry: load failed: operation not permitted; kprobe: no CONFIG_KPROBES",
 		"inside the kernel",
 		"write→read 64K ×1 sender tx.write 0.800 s: copy.tx ≈800.0 ms ±80.0 ms (100%)",
 		"sender softirq.net_rx 0.300 s: tcp.rx",
 		"sender other 0.200 s: syscall",
 		"receiver rx.read 0.500 s: copy.rx",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("run table lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(out, "sender wait") || strings.Contains(out, "sender user") {
 		t.Errorf("more than three split paths, or user, listed:\n%s", out)
+	}
+}
+
+// render runs a table writer on d.
+func render(t *testing.T, write func(io.Writer, *Document) error, d *Document) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// assertContains reports each wanted piece the output lacks.
+func assertContains(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
