@@ -168,6 +168,11 @@ var Rules = []Rule{
 		"newidle_balance", "update_rq_clock*", "hrtick_*", "io_cqring_wait", "futex_*", "__futex_*", "do_futex",
 		"ep_poll*", "do_epoll_wait", "do_sys_poll", "do_poll", "sock_poll", "io_schedule*",
 		"update_cfs_*", "reweight_*", "place_entity", "__enqueue_entity", "__dequeue_entity", "pick_eevdf",
+		// Waking an io_uring task to post a completion: in NET_RX, freeing
+		// an io_uring zero-copy skb queues its notification and kicks the
+		// submitter with an IPI (a VM exit on PVM guests).
+		"__io_req_task_work_add", "io_req_task_work_add*", "io_req_local_work_add", "io_req_normal_work_add",
+		"task_work_add", "kick_process",
 	}},
 	// Locks: socket lock, spinlocks and their slow paths.
 	{Category: Lock, CopyAs: Lock, Funcs: []string{

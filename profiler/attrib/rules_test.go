@@ -63,6 +63,8 @@ func TestClassify(t *testing.T) {
 		{sys + "ksys_read;sock_read_iter;tcp_recvmsg;tcp_recvmsg_locked;__tcp_transmit_skb;__ip_queue_xmit;ip_output;ip_finish_output2;__dev_queue_xmit;__local_bh_enable_ip;do_softirq.part.0;handle_softirqs;_raw_spin_unlock_irqrestore;__raw_callee_save_pvm_irq_enable;pvm_irq_enable", IPDev},
 		{sys + "__x64_sys_futex;do_futex;futex_wake;wake_up_q;try_to_wake_up;_raw_spin_unlock_irqrestore;__raw_callee_save_pvm_irq_enable;pvm_irq_enable", Sched},
 		{sys + "ksys_read;sock_read_iter;tcp_recvmsg;schedule;__schedule;finish_task_switch.isra.0;pvm_irq_enable", Sched},
+		// An io_uring zero-copy skb freed in NET_RX kicks its submitter.
+		{"asm_sysvec_apic_timer_interrupt;__irq_exit_rcu;handle_softirqs;net_rx_action;__napi_poll;process_backlog;tcp_v4_rcv;tcp_v4_do_rcv;tcp_rcv_established;tcp_ack;__kfree_skb;skb_release_data;io_tx_ubuf_complete;__io_req_task_work_add;task_work_add;kick_process;x2apic_send_IPI;pvm_write_msr", Sched},
 		// ... but not across an interrupt: that is the interrupt's overhead.
 		{sys + "ksys_write;sock_write_iter;tcp_sendmsg;tcp_sendmsg_locked;asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;__irq_exit_rcu;handle_softirqs;__raw_callee_save_pvm_irq_enable;pvm_irq_enable", Other},
 		// zcprof's own programs, and the run-time statistics' clock reads.
