@@ -94,10 +94,13 @@ func newProfileCmd() *cobra.Command {
 	metr.register(f)
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
-	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")
+	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, sampleHzUsage)
 	f.StringVar(&opts.ByteClasses, "byte-classes", "auto", "how send decisions (copy, splice, zero-copy) are traced: auto, tcp_sendmsg_locked (6.16+), syscall (6.3+), syscall_return or off")
 	return cmd
 }
+
+// sampleHzUsage is --sample-hz's help, in profile and run.
+var sampleHzUsage = fmt.Sprintf("samples per second per CPU of the sampling backend (the copy-share sampler beside fentry or kprobe unwinds every sample: at most %d)", attrib.FullStackHz)
 
 func validateAttribution(o attrib.Options) error {
 	switch o.Backend {

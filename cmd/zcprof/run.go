@@ -113,7 +113,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
-	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, "sampling rate per CPU of the sampling backend")
+	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, sampleHzUsage)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (a bar on a terminal, one line per cell otherwise)")
 	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	return cmd

@@ -53,11 +53,13 @@ func starter(mode string, probe Prober) attrib.Starter {
 		if !needsShares(t) {
 			return b, nil
 		}
+		// The share needs each sample's stack, so every sample is unwound:
+		// at most FullStackHz, which keeps that under 1% of a busy CPU.
 		hz := o.SampleHz
-		if hz == 0 {
-			hz = attrib.DefaultHz
+		if hz == 0 || hz > attrib.FullStackHz {
+			hz = attrib.FullStackHz
 		}
-		s, err := attrib.Start(sess, hz)
+		s, err := attrib.StartUnwindingAll(sess, hz)
 		if err != nil {
 			b.noShares = "no sampler for the copy share inside exact callers: " + strings.TrimSpace(err.Error())
 			return b, nil
