@@ -42,13 +42,9 @@ func CellName(c report.Cell) string {
 func cellEntity(c report.Cell) *entity {
 	e := newEntity(CellName(c), c.Repeats, c.Stats)
 	e.add("throughput_bps", "throughput", "bps", c.ThroughputBps)
-	for _, side := range []struct {
-		name string
-		p    report.Process
-		sd   float64
-	}{{"sender", c.Sender, c.SenderNSPerMiB}, {"receiver", c.Receiver, c.ReceiverNSPerMiB}} {
-		e.add(side.name+".ns_per_mib", side.name+" CPU/MiB", "ns/MiB", side.sd)
-		processFigures(e, side.name+".", side.name+" ", side.p)
+	for _, side := range c.Sides() {
+		e.add(side.Name+".ns_per_mib", side.Name+" CPU/MiB", "ns/MiB", side.NSPerMiB)
+		processFigures(e, side.Name+".", side.Name+" ", side.Process)
 	}
 	return e
 }

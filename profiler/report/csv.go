@@ -56,14 +56,10 @@ func WriteCSV(w io.Writer, d *Document) error {
 		}
 	}
 	for _, c := range d.Cells {
-		for _, side := range []struct {
-			name string
-			p    Process
-			sd   float64
-		}{{"sender", c.Sender, c.SenderNSPerMiB}, {"receiver", c.Receiver, c.ReceiverNSPerMiB}} {
-			e := csvEntry{method: c.Method, rxMethod: c.RxMethod, side: side.name, size: c.Size,
-				streams: c.Streams, repeats: c.Repeats, throughput: c.ThroughputBps, entryNSPerMiB: side.sd, hasCell: true}
-			if err := writeCSVEntry(cw, d.Command, e, side.p); err != nil {
+		for _, side := range c.Sides() {
+			e := csvEntry{method: c.Method, rxMethod: c.RxMethod, side: side.Name, size: c.Size,
+				streams: c.Streams, repeats: c.Repeats, throughput: c.ThroughputBps, entryNSPerMiB: side.NSPerMiB, hasCell: true}
+			if err := writeCSVEntry(cw, d.Command, e, side.Process); err != nil {
 				return err
 			}
 		}

@@ -210,6 +210,19 @@ type Precision struct {
 	Bound     string  `json:"bound"`
 }
 
+// Side is one side of a cell: its name ("sender", "receiver"), its
+// entry and its service demand.
+type Side struct {
+	Name     string
+	Process  Process
+	NSPerMiB float64
+}
+
+// Sides returns the cell's sender and receiver, in that order.
+func (c Cell) Sides() []Side {
+	return []Side{{"sender", c.Sender, c.SenderNSPerMiB}, {"receiver", c.Receiver, c.ReceiverNSPerMiB}}
+}
+
 // Cell is one cell of a `zcprof run` matrix. With repeats, every figure is
 // the mean over the repeats and Stats holds the confidence intervals.
 type Cell struct {

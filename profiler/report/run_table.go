@@ -26,27 +26,23 @@ func WriteRunTable(w io.Writer, d *Document) error {
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tTHROUGHPUT\tSIDE\tCPU s\tCORE\tµs/MiB\tSYSCALL\tSOFTIRQ (OWN/PEER)\tUSER\tIRQ\tTIMES() USR/SYS\tZERO-COPY")
 	for _, c := range d.Cells {
-		for i, side := range []struct {
-			name string
-			p    Process
-			sd   float64
-		}{{"sender", c.Sender, c.SenderNSPerMiB}, {"receiver", c.Receiver, c.ReceiverNSPerMiB}} {
+		for i, side := range c.Sides() {
 			name, tput := "", ""
 			if i == 0 {
 				name = fmt.Sprintf("%s→%s %s ×%d", c.Method, c.RxMethod, SizeString(c.Size), c.Streams)
 				tput = Throughput(c.ThroughputBps) + plusMinus(c.Stats, "throughput_bps")
 			}
-			cpu := side.p.CPU
+			cpu := side.Process.CPU
 			elapsed := uint64(0)
 			if c.Workload != nil {
 				elapsed = c.Workload.ElapsedNS
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s/%s\t%s\n",
-				name, tput, side.name, secs(cpu.OnCPUNS), plusMinus(c.Stats, side.name+".on_cpu_ns"),
-				Percent(cpu.OnCPUNS, elapsed), side.sd/1e3, secs(cpu.KernelNS), softirqSplit(side.p),
+				name, tput, side.Name, secs(cpu.OnCPUNS), plusMinus(c.Stats, side.Name+".on_cpu_ns"),
+				Percent(cpu.OnCPUNS, elapsed), side.NSPerMiB/1e3, secs(cpu.KernelNS), softirqSplit(side.Process),
 				secs(cpu.UserNS), secs(cpu.HardirqNS), secs(cpu.TimesUserNS), secs(cpu.TimesSystemNS),
 				zerocopyFact(c, i == 0))
-			for _, th := range side.p.Threads {
+			for _, th := range side.Process.Threads {
 				tc := th.CPU
 				fmt.Fprintf(tw, "\t\t  %s (%d)\t%s\t%s\t\t%s\t%s\t%s\t%s\t%s/%s\t\n",
 					th.Comm, th.TID, secs(tc.OnCPUNS), Percent(tc.OnCPUNS, elapsed), secs(tc.KernelNS), secs(tc.SoftirqNS),
@@ -91,11 +87,8 @@ func writeRunInside(bw *errWriter, cells []Cell) {
 	header := false
 	for _, c := range cells {
 		name := fmt.Sprintf("%s→%s %s ×%d", c.Method, c.RxMethod, SizeString(c.Size), c.Streams)
-		for _, side := range []struct {
-			name string
-			p    Process
-		}{{"sender", c.Sender}, {"receiver", c.Receiver}} {
-			paths := append([]Path(nil), side.p.Paths...)
+		for _, side := range c.Sides() {
+			paths := append([]Path(nil), side.Process.Paths...)
 			sort.SliceStable(paths, func(i, j int) bool { return paths[i].CPUNS > paths[j].CPUNS })
 			shown := 0
 			for _, p := range paths {
@@ -108,7 +101,7 @@ func writeRunInside(bw *errWriter, cells []Cell) {
 					bw.printf("\ninside the kernel (≈ estimate ±95%% interval; exact figures without ≈):\n")
 					header = true
 				}
-				bw.printf("  %s %s %s %s s: %s\n", name, side.name, p.Path, secs(p.CPUNS), cats)
+				bw.printf("  %s %s %s %s s: %s\n", name, side.Name, p.Path, secs(p.CPUNS), cats)
 				if fns != "" {
 					bw.printf("    traced: %s\n", fns)
 				}

@@ -232,28 +232,24 @@ func meanOf[T any](xs []T) T {
 // figures are the per-run values whose mean and interval --repeat reports.
 func figures(c report.Cell) map[string]float64 {
 	out := map[string]float64{"throughput_bps": c.ThroughputBps}
-	for _, side := range []struct {
-		name string
-		p    report.Process
-		sd   float64
-	}{{"sender", c.Sender, c.SenderNSPerMiB}, {"receiver", c.Receiver, c.ReceiverNSPerMiB}} {
-		cpu := side.p.CPU
+	for _, side := range c.Sides() {
+		cpu := side.Process.CPU
 		for k, v := range map[string]uint64{
 			"on_cpu_ns": cpu.OnCPUNS, "user_ns": cpu.UserNS, "kernel_ns": cpu.KernelNS,
 			"softirq_ns": cpu.SoftirqNS, "softirq_net_rx_ns": cpu.SoftirqNetRxNS, "hardirq_ns": cpu.HardirqNS,
 			"schedstat_ns": cpu.SchedstatNS, "times_user_ns": cpu.TimesUserNS, "times_system_ns": cpu.TimesSystemNS,
 		} {
-			out[side.name+"."+k] = float64(v)
+			out[side.Name+"."+k] = float64(v)
 		}
-		if so := side.p.SoftirqOwner; so != nil {
-			out[side.name+".softirq_for_own_ns"] = float64(so.ForOwnNS)
-			out[side.name+".softirq_for_peer_ns"] = float64(so.ForPeerNS)
+		if so := side.Process.SoftirqOwner; so != nil {
+			out[side.Name+".softirq_for_own_ns"] = float64(so.ForOwnNS)
+			out[side.Name+".softirq_for_peer_ns"] = float64(so.ForPeerNS)
 		}
-		out[side.name+".ns_per_mib"] = side.sd
+		out[side.Name+".ns_per_mib"] = side.NSPerMiB
 		// Per path too, so that zcprof compare can test each path's
 		// change over the repeats (a path absent from a run is 0 there).
-		for _, p := range side.p.Paths {
-			out[side.name+".path."+p.Path+".cpu_ns"] = float64(p.CPUNS)
+		for _, p := range side.Process.Paths {
+			out[side.Name+".path."+p.Path+".cpu_ns"] = float64(p.CPUNS)
 		}
 	}
 	return out

@@ -101,14 +101,11 @@ func TestCellExact(t *testing.T) {
 			if len(cell.Sender.Threads) != c.streams || len(cell.Receiver.Threads) != c.streams {
 				t.Errorf("%d sender and %d receiver threads, want %d each", len(cell.Sender.Threads), len(cell.Receiver.Threads), c.streams)
 			}
-			for _, side := range []struct {
-				name string
-				p    report.Process
-			}{{"sender", cell.Sender}, {"receiver", cell.Receiver}} {
-				assertSchedstat(t, side.name, side.p)
-				so := side.p.SoftirqOwner
-				if so == nil || so.NetRxNS != side.p.CPU.SoftirqNetRxNS || so.ForOwnNS+so.ForPeerNS+so.UnattributedNS != so.NetRxNS || !so.Estimate {
-					t.Errorf("%s softirq owner %+v, NET_RX %d", side.name, so, side.p.CPU.SoftirqNetRxNS)
+			for _, side := range cell.Sides() {
+				assertSchedstat(t, side.Name, side.Process)
+				so := side.Process.SoftirqOwner
+				if so == nil || so.NetRxNS != side.Process.CPU.SoftirqNetRxNS || so.ForOwnNS+so.ForPeerNS+so.UnattributedNS != so.NetRxNS || !so.Estimate {
+					t.Errorf("%s softirq owner %+v, NET_RX %d", side.Name, so, side.Process.CPU.SoftirqNetRxNS)
 				}
 			}
 			// Every payload byte was processed for the receiver's socket
