@@ -10,20 +10,9 @@ func TestCSVOneRowPerEntryAndPath(t *testing.T) {
 	d := sample()
 	d.Processes[0].Paths[0].Categories = []Category{{Category: "copy.tx", CPUNS: 4e8, CI95NS: 1e7}}
 	d.Processes[0].Paths[0].Zerocopy = &Zerocopy{TxCopiedBytes: 64 << 20, Verdict: "copy"}
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, col := csvRows(t, d)
 	if len(rows) != 3 {
 		t.Fatalf("got %d rows, want header + 2 paths", len(rows))
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
 	}
 	r := rows[1]
 	for name, want := range map[string]string{
@@ -47,20 +36,9 @@ func TestCSVRunCellsHaveBothSides(t *testing.T) {
 		Method: "write", RxMethod: "read", Size: 65536, Streams: 1, Repeats: 3, ThroughputBps: 1e10,
 		Sender: p, Receiver: p, SenderNSPerMiB: 123.5, ReceiverNSPerMiB: 99,
 	}}}
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, col := csvRows(t, d)
 	if len(rows) != 5 {
 		t.Fatalf("got %d rows, want header + 2 sides x 2 paths", len(rows))
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
 	}
 	for i, want := range []string{"sender", "sender", "receiver", "receiver"} {
 		r := rows[i+1]
@@ -71,4 +49,23 @@ func TestCSVRunCellsHaveBothSides(t *testing.T) {
 	if got := rows[1][col["entry_ns_per_mib"]]; got != "123.5" {
 		t.Errorf("sender entry_ns_per_mib = %q", got)
 	}
+}
+
+// csvRows renders d as CSV and parses it back: the rows (header first) and
+// the column of each header name.
+func csvRows(t *testing.T, d *Document) ([][]string, map[string]int) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("parse CSV: %v (%d rows)", err, len(rows))
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	return rows, col
 }
