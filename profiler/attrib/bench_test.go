@@ -3,6 +3,7 @@ package attrib
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,15 +65,26 @@ func samplingOverhead(b *testing.B, hz int) {
 			busies = append(busies, per*float64(hz)/1e9)
 			ratios = append(ratios, perMiB/perMiBBase)
 			perSample = append(perSample, per)
-			b.Logf("pair: sampler %.3f%% of %.0f ms measured CPU, %.0f ns per target sample (%d unwound of %d); CPU per MiB %.0f µs sampled vs %.0f µs without (x%.3f)",
+			b.Logf("pair: sampler %.3f%% of %.0f ms measured CPU, %.0f ns per target sample (%d unwound of %d); CPU per MiB %.0f µs sampled vs %.0f µs without (x%.3f); sender kernel µs/MiB %.0f vs %.0f (where the interrupts' cost lands)",
 				100*shares[len(shares)-1], float64(cpu)/1e6, per, run.samples.Unwound, targetSamples,
-				perMiB/1e3, perMiBBase/1e3, perMiB/perMiBBase)
+				perMiB/1e3, perMiBBase/1e3, perMiB/perMiBBase, senderKernelPerMiB(run), senderKernelPerMiB(base))
 		}
 		b.ReportMetric(100*median(shares), "sampler-bpf-%cpu")
 		b.ReportMetric(100*median(busies), "busy-target-bound-%cpu")
 		b.ReportMetric(median(perSample), "ns/target-sample")
 		b.ReportMetric(median(ratios), "cpu/MiB-ratio")
 	}
+}
+
+// senderKernelPerMiB is the sender's kernel time (syscalls and softirq)
+// per MiB sent, in µs.
+func senderKernelPerMiB(run *sampledRun) float64 {
+	var ns uint64
+	for _, th := range run.threads(workload.RoleSender) {
+		e := profiler.ProcessEntry(th.Info.TGID, []profiler.ThreadDelta{th}, false)
+		ns += e.CPU.KernelNS + e.CPU.SoftirqNS
+	}
+	return float64(ns) / 1e3 / (float64(run.res.SentBytes()) / (1 << 20))
 }
 
 func median(xs []float64) float64 {
@@ -97,9 +109,10 @@ func BenchmarkCopyTxInterval(b *testing.B) {
 				rel := float64(two.CI95NS) / float64(two.CPUNS)
 				b.ReportMetric(100*rel, "ci95-%of-copy.tx")
 				b.ReportMetric(100*float64(one.CI95NS)/float64(one.CPUNS), "unwound-only-ci95-%")
-				b.Logf("copy.tx %.1f ms ±%.1f ms (±%.1f%%); from the %d unwound samples alone %.1f ms ±%.1f%%",
+				b.Logf("copy.tx %.1f ms ±%.1f ms (±%.1f%%); from the %d unwound samples alone %.1f ms ±%.1f%%; tcp.tx %.1f ms; %.0f%% of tx.write's samples at an irq-enable",
 					float64(two.CPUNS)/1e6, float64(two.CI95NS)/1e6, 100*rel, run.samples.Unwound,
-					float64(one.CPUNS)/1e6, 100*float64(one.CI95NS)/float64(one.CPUNS))
+					float64(one.CPUNS)/1e6, 100*float64(one.CI95NS)/float64(one.CPUNS),
+					float64(txCategory(run, TCPTx).CPUNS)/1e6, 100*irqEnableShare(run))
 			}
 		})
 	}
@@ -107,14 +120,38 @@ func BenchmarkCopyTxInterval(b *testing.B) {
 
 // copyTx is the sender's copy.tx in tx.write estimated from s.
 func copyTx(b *testing.B, run *sampledRun, s *Samples) report.Category {
+	c := txCategoryFrom(run, s, CopyTx)
+	if c.CPUNS == 0 {
+		b.Fatalf("no copy.tx in the sender's tx.write")
+	}
+	return c
+}
+
+// txCategory is a category of the sender's tx.write.
+func txCategory(run *sampledRun, name string) report.Category {
+	return txCategoryFrom(run, run.samples, name)
+}
+
+func txCategoryFrom(run *sampledRun, s *Samples, name string) report.Category {
 	threads := run.threads(workload.RoleSender)
 	p := profiler.ProcessEntry(threads[0].Info.TGID, threads, false)
 	FillPaths(p.Paths, threads, Estimate(run.iv, s))
-	c := category(findPath(p.Paths, "tx.write"), CopyTx)
-	if c.CPUNS == 0 {
-		b.Fatalf("no copy.tx in tx.write: %+v", findPath(p.Paths, "tx.write"))
+	return category(findPath(p.Paths, "tx.write"), name)
+}
+
+// irqEnableShare is the share of the sender's tx.write samples taken where
+// interrupts came back on (the PMU-less pile-ups).
+func irqEnableShare(run *sampledRun) float64 {
+	var all, pile uint64
+	for k, n := range run.samples.Leaves {
+		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == profiler.CtxTask {
+			all += n
+			if strings.Contains(k.Leaf, "irq_enable") {
+				pile += n
+			}
+		}
 	}
-	return c
+	return float64(pile) / float64(max(all, 1))
 }
 
 // runAccountingOnly is runSampled without the sampler (the A side).
