@@ -121,8 +121,15 @@ func TestOwnerBytes(t *testing.T) {
 			if senderGen == 0 || senderForPeerNS == 0 {
 				t.Errorf("no NET_RX time for the receiver's socket in the sender (gen %d)", senderGen)
 			}
-			if unknownNS*2 > targetNS {
-				t.Errorf("%d of %d ns of the threads' NET_RX segments have no owner", unknownNS, targetNS)
+			// At most half of it outside any segment natively; under
+			// emulation the per-softirq overhead around the segments is
+			// inflated (a 6.12 guest had two thirds), so three quarters.
+			maxUnknown := targetNS / 2
+			if testenv.InVM() {
+				maxUnknown = targetNS * 3 / 4
+			}
+			if unknownNS > maxUnknown {
+				t.Errorf("%d of %d ns of the threads' NET_RX segments have no owner (want at most %d)", unknownNS, targetNS, maxUnknown)
 			}
 			if trk.Dropped() != 0 {
 				t.Errorf("%d updates dropped", trk.Dropped())
