@@ -262,6 +262,13 @@ func TestCleanupStale(t *testing.T) {
 	if netns.Alive(dead) {
 		t.Skip("pid reused")
 	}
+	// Plant and check under the lock, or a zcprof run started by another
+	// test binary now could remove the planted entries first.
+	unlock, err := netns.LockStale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	ns := fmt.Sprintf("%s%d-1-tx", netns.Prefix, dead)
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add: %v %s", err, out)
@@ -276,7 +283,7 @@ func TestCleanupStale(t *testing.T) {
 	os.WriteFile(mine, nil, 0o600)
 	defer os.Remove(mine)
 
-	removed, err := CleanupStale()
+	removed, err := cleanupStale()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func Alive(pid int) bool {
 }
 
 // CleanupStale deletes our namespaces whose owner process is dead and
-// returns their names.
+// returns their names. The caller holds LockStale.
 func CleanupStale() ([]string, error) {
 	names, err := List()
 	if err != nil {

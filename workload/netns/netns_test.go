@@ -113,6 +113,13 @@ func deadPID(t *testing.T) int {
 
 func TestCleanupStale(t *testing.T) {
 	requireRoot(t)
+	// Hold the lock from planting to checking: other test binaries running
+	// now start zcprof runs, whose cleanup would otherwise remove it first.
+	unlock, err := LockStale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	stale := fmt.Sprintf("%s%d-1-tx", Prefix, deadPID(t))
 	if err := ip("netns", "add", stale); err != nil {
 		t.Fatal(err)
