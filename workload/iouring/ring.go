@@ -3,7 +3,9 @@ package iouring
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +31,25 @@ type Ring struct {
 	cqHead, cqTail *uint32
 	cqMask         uint32
 	cqes           []CQE
+
+	deferred bool
+}
+
+// Options shape a ring beyond its SQ size.
+type Options struct {
+	// CQEntries asks for at least this many CQ slots (IORING_SETUP_CQSIZE),
+	// for users that leave many completions (e.g. SEND_ZC notifications)
+	// queued; 0 keeps the kernel's twice the SQ.
+	CQEntries uint32
+	// DeferTaskrun keeps completion work (the poll-driven retry of a send
+	// that hit EAGAIN, posting SEND_ZC notifications) inside io_uring_enter
+	// with GETEVENTS on the creating thread (SINGLE_ISSUER|DEFER_TASKRUN).
+	// By default the kernel runs it as task work at the thread's next return
+	// to user space, from whatever syscall or interrupt that is, so a send's
+	// bytes and CPU can land outside io_uring_enter. Kernels before 6.1
+	// refuse the flags; the ring then falls back to the default (Deferred
+	// says which it got). Only the creating thread may then enter the ring.
+	DeferTaskrun bool
 }
 
 func setup(entries uint32, p *params) (int, error) {
@@ -41,21 +62,28 @@ func setup(entries uint32, p *params) (int, error) {
 
 // New creates a ring with at least entries SQ slots (the kernel rounds up
 // to a power of two; the CQ ring gets twice as many).
-func New(entries uint32) (*Ring, error) { return NewCQ(entries, 0) }
+func New(entries uint32) (*Ring, error) { return NewWith(entries, Options{}) }
 
-// NewCQ is New with a CQ ring of at least cqEntries (IORING_SETUP_CQSIZE),
-// for users that leave many completions (e.g. SEND_ZC notifications) queued.
-func NewCQ(entries, cqEntries uint32) (*Ring, error) {
+// NewWith is New shaped by o.
+func NewWith(entries uint32, o Options) (*Ring, error) {
 	var p params
-	if cqEntries > 0 {
+	if o.CQEntries > 0 {
 		p.Flags |= setupCQSize
-		p.CQEntries = cqEntries
+		p.CQEntries = o.CQEntries
+	}
+	base := p
+	if o.DeferTaskrun {
+		p.Flags |= setupSingleIss | setupDeferTask
 	}
 	fd, err := setup(entries, &p)
+	if err == unix.EINVAL && o.DeferTaskrun {
+		p = base
+		fd, err = setup(entries, &p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("io_uring_setup: %w", err)
 	}
-	r := &Ring{fd: fd}
+	r := &Ring{fd: fd, deferred: p.Flags&setupDeferTask != 0}
 	if err := r.mapRings(&p); err != nil {
 		r.Close()
 		return nil, err
@@ -100,6 +128,10 @@ func (r *Ring) mapRings(p *params) error {
 	r.cqes = unsafe.Slice((*CQE)(unsafe.Pointer(&r.cqMem[p.CQOff.CQEs])), p.CQEntries)
 	return nil
 }
+
+// Deferred reports whether completion work runs only inside io_uring_enter
+// (Options.DeferTaskrun was asked for and the kernel took it).
+func (r *Ring) Deferred() bool { return r.deferred }
 
 // SQEntries and CQEntries report the ring sizes the kernel chose.
 func (r *Ring) SQEntries() uint32 { return r.sqEntries }
@@ -184,6 +216,33 @@ func (r *Ring) WaitCQE() (CQE, error) {
 		if _, err := r.Submit(1); err != nil {
 			return CQE{}, err
 		}
+	}
+}
+
+// WaitCQETimeout is WaitCQE that gives up after d (ok false), for callers
+// that must notice an abort. Unlike poll(2) on the ring fd, it runs
+// deferred task work while it waits.
+func (r *Ring) WaitCQETimeout(d time.Duration) (c CQE, ok bool, err error) {
+	if c, ok := r.PeekCQE(); ok {
+		return c, true, nil
+	}
+	// On the heap, which Go never moves: the kernel gets its address as an
+	// integer.
+	ts := new(unix.Timespec)
+	*ts = unix.NsecToTimespec(d.Nanoseconds())
+	arg := &geteventsArg{Ts: uint64(uintptr(unsafe.Pointer(ts)))}
+	defer runtime.KeepAlive(ts)
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1,
+			enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(arg)), unsafe.Sizeof(*arg))
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 && errno != unix.ETIME {
+			return CQE{}, false, fmt.Errorf("io_uring_enter: %w", errno)
+		}
+		c, ok := r.PeekCQE()
+		return c, ok, nil
 	}
 }
 

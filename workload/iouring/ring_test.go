@@ -3,7 +3,9 @@ package iouring
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -249,14 +251,94 @@ func TestCQOverflow(t *testing.T) {
 	}
 }
 
-func TestNewCQ(t *testing.T) {
+func TestCQEntries(t *testing.T) {
 	newRing(t, 1)
-	r, err := NewCQ(8, 1000)
+	r, err := NewWith(8, Options{CQEntries: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	if r.CQEntries() != 1024 {
 		t.Fatalf("CQ entries %d, want 1024", r.CQEntries())
+	}
+}
+
+// TestDeferTaskrun: a send that found the socket full is retried when the
+// peer drains it. By default the retry runs as task work on the way out of
+// whatever syscall woke it (here the peer's read, on this same thread);
+// with DeferTaskrun only inside io_uring_enter.
+func TestDeferTaskrun(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	for _, deferred := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "deferred"}[deferred], func(t *testing.T) {
+			// The ring belongs to the thread that made it.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			r, err := NewWith(4, Options{DeferTaskrun: deferred})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if r.Deferred() != deferred {
+				t.Fatalf("Deferred() = %v on a 6.1+ kernel, asked %v", r.Deferred(), deferred)
+			}
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fds[0])
+			defer unix.Close(fds[1])
+			unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
+			chunk := make([]byte, 1024)
+			for {
+				if _, err := unix.SendmsgN(fds[0], chunk, nil, nil, unix.MSG_DONTWAIT); err == unix.EAGAIN {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			sqe, _ := r.GetSQE()
+			PrepSend(sqe, fds[0], chunk, 0, 1)
+			if n, err := r.Submit(0); err != nil || n != 1 {
+				t.Fatalf("submit: %d, %v", n, err)
+			}
+			if _, ok := r.PeekCQE(); ok {
+				t.Fatal("send completed into a full socket")
+			}
+			buf := make([]byte, 1<<20)
+			if _, err := unix.Read(fds[1], buf); err != nil {
+				t.Fatal(err)
+			}
+			c, ok := r.PeekCQE()
+			if ok == deferred {
+				t.Fatalf("after the peer's read: completion present %v (%+v), want %v", ok, c, !deferred)
+			}
+			if !ok {
+				if c, ok, err = r.WaitCQETimeout(5 * time.Second); err != nil || !ok {
+					t.Fatalf("wait: ok %v, %v", ok, err)
+				}
+			}
+			if c.UserData != 1 || int(c.Res) != len(chunk) {
+				t.Fatalf("cqe %+v, want user_data 1 and %d bytes", c, len(chunk))
+			}
+		})
+	}
+}
+
+func TestWaitCQETimeout(t *testing.T) {
+	r := newRing(t, 1)
+	c, ok, err := r.WaitCQETimeout(10 * time.Millisecond)
+	if err != nil || ok {
+		t.Fatalf("idle ring: %+v, %v, %v", c, ok, err)
+	}
+	sqe, _ := r.GetSQE()
+	PrepNop(sqe, 9)
+	if _, err := r.Submit(0); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok, err = r.WaitCQETimeout(time.Second); err != nil || !ok || c.UserData != 9 {
+		t.Fatalf("nop: %+v, %v, %v", c, ok, err)
 	}
 }

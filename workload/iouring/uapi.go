@@ -14,8 +14,11 @@ const (
 const (
 	featSingleMmap = 1 << 0 // IORING_FEAT_SINGLE_MMAP
 	setupCQSize    = 1 << 3 // IORING_SETUP_CQSIZE
+	setupSingleIss = 1 << 12 // IORING_SETUP_SINGLE_ISSUER (6.0+)
+	setupDeferTask = 1 << 13 // IORING_SETUP_DEFER_TASKRUN (6.1+)
 
 	enterGetEvents = 1 << 0 // IORING_ENTER_GETEVENTS
+	enterExtArg    = 1 << 3 // IORING_ENTER_EXT_ARG (5.11+)
 
 	offSQRing = 0          // IORING_OFF_SQ_RING
 	offCQRing = 0x8000000  // IORING_OFF_CQ_RING
@@ -69,6 +72,15 @@ type SQE struct {
 	SpliceFdIn  int32
 	Addr3       uint64
 	Pad2        uint64
+}
+
+// geteventsArg is struct io_uring_getevents_arg (24 bytes); MinWaitUsec was
+// pad before 6.12 and must stay 0.
+type geteventsArg struct {
+	Sigmask     uint64
+	SigmaskSz   uint32
+	MinWaitUsec uint32
+	Ts          uint64 // *struct __kernel_timespec
 }
 
 // CQE is struct io_uring_cqe (16 bytes, without CQE32).
