@@ -12,8 +12,8 @@ const (
 
 // Setup / enter / mmap constants.
 const (
-	featSingleMmap = 1 << 0 // IORING_FEAT_SINGLE_MMAP
-	setupCQSize    = 1 << 3 // IORING_SETUP_CQSIZE
+	featSingleMmap = 1 << 0  // IORING_FEAT_SINGLE_MMAP
+	setupCQSize    = 1 << 3  // IORING_SETUP_CQSIZE
 	setupSingleIss = 1 << 12 // IORING_SETUP_SINGLE_ISSUER (6.0+)
 	setupDeferTask = 1 << 13 // IORING_SETUP_DEFER_TASKRUN (6.1+)
 
