@@ -130,6 +130,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--cpus: %s cpu %d out of range (-1 or 0..%d)", p.name, p.cpu, runtime.NumCPU()-1)
 		}
 	}
+	if err := validCongestion(c.Congestion); err != nil {
+		return err
+	}
 	if c.NoSockZerocopy && c.Method != MethodMsgZerocopy {
 		return fmt.Errorf("no-sock-zerocopy applies only to method %q", MethodMsgZerocopy)
 	}

@@ -34,6 +34,8 @@ func TestValidate(t *testing.T) {
 		{"no end", func(c *Config) { c.Bytes = 0 }, "need a duration or a byte count"},
 		{"cpu", func(c *Config) { c.SenderCPU = 4096 }, "--cpus: sender cpu 4096"},
 		{"nosockzc", func(c *Config) { c.NoSockZerocopy = true }, "no-sock-zerocopy"},
+		{"congestion", func(c *Config) { c.Congestion = "cubic;reno" }, `--congestion "cubic;reno": not a congestion control name`},
+		{"congestion long", func(c *Config) { c.Congestion = "a_very_long_name_x" }, "at most 15"},
 	} {
 		cfg := ok
 		c.mod(&cfg)

@@ -21,6 +21,8 @@ type StreamResult struct {
 
 	RxMappedBytes, RxCopiedBytes int64 // TCP_ZEROCOPY_RECEIVE: mapped vs copied
 	PayloadErrors                int64 // received chunks that did not match the pattern
+
+	Congestion string // the sender socket's congestion control
 }
 
 func (s *StreamResult) add(o StreamResult) {
@@ -34,6 +36,9 @@ func (s *StreamResult) add(o StreamResult) {
 	s.RxMappedBytes += o.RxMappedBytes
 	s.RxCopiedBytes += o.RxCopiedBytes
 	s.PayloadErrors += o.PayloadErrors
+	if s.Congestion == "" {
+		s.Congestion = o.Congestion
+	}
 }
 
 // Total sums all streams.

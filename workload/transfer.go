@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"os"
 	"sync"
 	"time"
@@ -161,17 +160,17 @@ func (t *Transfer) senderMain(w *worker, port <-chan int, ready chan<- error) {
 		return
 	}
 	w.setFd(fd)
-	if t.cfg.Congestion != "" {
-		if err := unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, t.cfg.Congestion); err != nil {
-			fail(fmt.Errorf("sender %d: congestion control %q: %w", w.Stream, t.cfg.Congestion, err))
-			return
-		}
+	congestion, err := setCongestion(fd, t.cfg.Congestion)
+	if err != nil {
+		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
+		return
 	}
 	if w.Cookie, err = socketCookie(fd); err != nil {
 		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
 		return
 	}
 	ts := &txStream{cfg: t.cfg, fd: fd, file: t.file, pat: t.pat}
+	ts.res.Congestion = congestion
 	m, err := newTxMethod(ts)
 	if err != nil {
 		fail(fmt.Errorf("sender %d: %w", w.Stream, err))

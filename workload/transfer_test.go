@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,35 @@ func TestSmoke(t *testing.T) {
 	res := runTransfer(t, cfg)
 	checkExact(t, cfg, res)
 	fmt.Printf("%+v %v %.1f Gbit/s\n", res.Total(), res.Elapsed, res.ThroughputBps()/1e9)
+}
+
+// TestCongestion: the sender's congestion control is what was asked for,
+// the system's otherwise, and an unknown one is refused in one line.
+func TestCongestion(t *testing.T) {
+	requireRoot(t)
+	sys, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := defaults(MethodWrite, RxRead)
+	cfg.Bytes = 1 << 20
+	if res := runTransfer(t, cfg); res.Total().Congestion != strings.TrimSpace(string(sys)) {
+		t.Errorf("default congestion %q, system's is %q", res.Total().Congestion, sys)
+	}
+	cfg.Congestion = "reno" // built in, never a module
+	res := runTransfer(t, cfg)
+	checkExact(t, cfg, res)
+	if got := res.Total().Congestion; got != "reno" {
+		t.Errorf("congestion %q, want reno", got)
+	}
+	cfg.Congestion = "nosuchcc"
+	// Connections are made in Prepare, so that is where it fails.
+	if tr, err := Prepare(cfg); err == nil {
+		tr.Close()
+		t.Error("unknown congestion control accepted")
+	} else if !strings.Contains(err.Error(), `congestion control "nosuchcc" is not available on this kernel`) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("unknown congestion control: %v", err)
+	}
 }
 
 func numCPU() int { return max(1, len(cpusAllowed())) }

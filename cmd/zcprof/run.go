@@ -110,6 +110,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.IntVar(&opts.Repeat, "repeat", 1, "runs per cell: figures are means with a confidence interval (with --ci: the most runs)")
 	f.StringVar(&ci, "ci", "", "LEVEL,WIDTH: repeat (at least 3, at most --repeat, default 10) until the LEVEL% interval of throughput and both CPUs is at most WIDTH% of the mean wide, i.e. ±WIDTH/2% (netperf -I)")
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
+	f.StringVar(&opts.Congestion, "congestion", "", "senders' TCP congestion control, e.g. cubic or bbr (default: the system's; iperf3 -C)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")

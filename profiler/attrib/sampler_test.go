@@ -15,10 +15,11 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-// testHz samples faster than the default so that a one-second transfer
-// gives enough samples per path for the assertions below (one in
-// UnwindEvery(testHz) of them unwound).
-const testHz = 4999
+// testHz is the default rate, which also gives a one-second transfer
+// enough samples per path. Faster is not better on our PVM guests: at 4999
+// Hz tcp.tx outweighed copy.tx in 2 of 8 runs of TestSampledWriteRead,
+// at 2999 Hz in none of 6 quiet and 1 of 6 loaded ones.
+const testHz = DefaultHz
 
 // sampledEntry runs cfg for a second and returns the sender's and the
 // receiver's report entries with categories filled in.
@@ -67,6 +68,14 @@ func checkConsistent(t *testing.T, who string, p report.Process) {
 			t.Errorf("%s %s: categories add up to %d ns, path has %d ns", who, path.Path, sum, path.CPUNS)
 		}
 	}
+}
+
+// pct is a category's share of its path, in percent.
+func pct(p report.Path, name string) float64 {
+	if p.CPUNS == 0 {
+		return 0
+	}
+	return 100 * float64(category(p, name).CPUNS) / float64(p.CPUNS)
 }
 
 func category(p report.Path, name string) report.Category {
@@ -139,12 +148,17 @@ func TestSampledWriteRead(t *testing.T) {
 	requireBPF(t)
 	snd, rcv, run := sampledEntry(t, workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead})
 	// Issue 4 asks for copy.tx as the largest category of tx.write. On
-	// our PVM guests TCP's transmit work (pacing timers, lock releases
-	// where interrupts come back on) rivals the copy and wins about one run
-	// in three under load, so what is asserted is what holds every time:
-	// the copy is one of the two largest categories and a quarter or more
-	// of the path.
+	// our PVM guests samples pile up where interrupts come back on inside
+	// TCP code, and about half of those arrive some 40 µs before the
+	// guest's ordinary sample delivery: the host delivers a due timer at
+	// the guest's next hypervisor exit, so exits attract the samples of
+	// the work before them (mostly the copy). In about one loaded run in
+	// six tcp.tx then outweighs copy.tx, so what is asserted is what holds
+	// every time: the copy is one of the two largest categories and a
+	// quarter or more of the path.
 	tx := findPath(snd.Paths, "tx.write")
+	t.Logf("tx.write: copy.tx %.1f%%, tcp.tx %.1f%% of %d ms; %.0f%% of its samples at an irq-enable",
+		pct(tx, CopyTx), pct(tx, TCPTx), tx.CPUNS/1e6, 100*irqEnableShare(run))
 	if share, top2 := categoryRank(tx, CopyTx); !top2 || share < 0.25 {
 		t.Errorf("sender tx.write: copy.tx %.0f%% of the path, top two %v: %+v", 100*share, top2, tx.Categories)
 	}

@@ -267,6 +267,7 @@ type Workload struct {
 	RxMappedBytes uint64 `json:"rx_mapped_bytes"`
 	RxCopiedBytes uint64 `json:"rx_copied_bytes"`
 	PayloadErrors uint64 `json:"payload_errors"`
+	Congestion    string `json:"congestion"` // the senders' TCP congestion control
 }
 
 // SoftirqOwner splits an entry's NET_RX softirq time (exact, the CPU's

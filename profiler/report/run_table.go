@@ -14,6 +14,9 @@ func WriteRunTable(w io.Writer, d *Document) error {
 	topo := ""
 	if len(d.Cells) > 0 {
 		topo = d.Cells[0].Topology
+		if w := d.Cells[0].Workload; w != nil && w.Congestion != "" {
+			topo += "  tcp " + w.Congestion
+		}
 	}
 	bw.printf("zcprof run  %s  %d cell(s), %s measured  accounting: %s (exact)  attribution: %s\n",
 		topo, len(d.Cells), Seconds(d.DurationNS), d.Backends.Accounting, orNone(d.Backends.Attribution))

@@ -147,6 +147,7 @@ func build(cfg workload.Config, o Options, threads []workload.Thread, res worklo
 			SendCalls: uint64(tot.SendCalls), RecvCalls: uint64(tot.RecvCalls),
 			ZCCompletions: uint64(tot.ZCCompletions), ZCCopied: uint64(tot.ZCCopied), ZCNotifications: uint64(tot.ZCNotifications),
 			RxMappedBytes: uint64(tot.RxMappedBytes), RxCopiedBytes: uint64(tot.RxCopiedBytes), PayloadErrors: uint64(tot.PayloadErrors),
+			Congestion: tot.Congestion,
 		},
 	}
 	if owners != nil {

@@ -39,8 +39,10 @@ type Options struct {
 	Repeat    int
 	CI        *CI
 	ColdCache bool
-	Threads   bool   // per-thread entries in each side
-	Backend   string // accounting backend: auto, tp_btf, raw_tp
+	// Congestion is the senders' TCP congestion control ("": the system's).
+	Congestion string
+	Threads    bool   // per-thread entries in each side
+	Backend    string // accounting backend: auto, tp_btf, raw_tp
 	// Attribution, if set, runs a category backend beside the accounting
 	// (--backend): categories per path, traced functions, weighted stacks.
 	Attribution *attrib.Options
@@ -119,7 +121,8 @@ func (o Options) Configs() ([]workload.Config, error) {
 						Duration: o.Duration, Bytes: o.Bytes, Topology: o.Topology,
 						SenderCPU: o.SenderCPU, ReceiverCPU: o.ReceiverCPU,
 						// Only the methods that read a file have a cache to evict.
-						ColdCache: o.ColdCache && readsFile(m),
+						ColdCache:  o.ColdCache && readsFile(m),
+						Congestion: o.Congestion,
 					}
 					if err := c.Validate(); err != nil {
 						return nil, err
