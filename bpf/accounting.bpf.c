@@ -876,8 +876,20 @@ static __always_inline int on_process_exit(struct task_struct *task)
 	return 0;
 }
 
+static __always_inline bool send_syscall_path(__u8 path)
+{
+	return path == PATH_TX_WRITE || path == PATH_TX_MSG_ZEROCOPY ||
+	       path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE;
+}
+
 /* io_uring sends never return byte counts from the syscall: take them from
- * each sock_sendmsg (6.3+). Loaded separately: optional. */
+ * each sock_sendmsg (6.3+). Loaded separately: optional.
+ * A task-context send outside the send syscalls is io_uring's too: a send
+ * that hit EAGAIN is retried as task work, which a ring without
+ * DEFER_TASKRUN runs on the way out of whatever syscall or interrupt comes
+ * next (a read, epoll_wait, a timer tick in user space); io-wq workers and
+ * SQPOLL threads make no syscalls at all. The bytes go to tx.io_uring; the
+ * CPU stays on the path it ran in, as no tracepoint bounds task work. */
 static __always_inline int on_sock_send_length(int ret)
 {
 	struct zc_cpu *c = this_cpu();
@@ -885,7 +897,7 @@ static __always_inline int on_sock_send_length(int ret)
 	if (!c || ret <= 0)
 		return 0;
 	resolve(c);
-	if (c->gen && c->path == PATH_TX_IO_URING && c->depth == 0)
+	if (c->gen && c->depth == 0 && !send_syscall_path(c->path))
 		add_stat(c->gen, PATH_TX_IO_URING, CTX_TASK, 0, 0, ret);
 	return 0;
 }
