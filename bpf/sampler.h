@@ -14,6 +14,9 @@ enum zc_sample_kind {
 	ZC_SAMPLE_REP_MOVS = 3, /* kernel stack in ips, interrupted in a rep movs */
 };
 
+/* Or-ed into zc_sample_key.kind: the sample came early (see zc_timer). */
+#define ZC_SAMPLE_EARLY 0x10
+
 /* The whole stack is part of the key: a hash map resolves collisions,
  * where a STACK_TRACE map drops (or, with BPF_F_REUSE_STACKID, overwrites)
  * a stack whose bucket is taken, which biases the shares. */
@@ -37,9 +40,26 @@ struct zc_leaf_key {
 	__u8 path;
 	__u8 ctx;
 	__u8 kind;
-	__u8 pad;
+	__u8 early; /* 1: the sample came early (see zc_timer) */
 	__u64 ip; /* 0 for user-mode samples */
 };
+
+/* Per CPU: how late the sampling hrtimer ran. cpu-clock samples are
+ * delivered by an hrtimer; on bare metal a few us after it expired. On
+ * virtual machines whose host delivers a guest timer late (host timer
+ * slack: about 45 us on our PVM guests) but early when the guest exits to
+ * the host anyway, samples bunch up at the code that exits (re-arming a
+ * timer with interrupts off, for one), taking the place of the work that
+ * ran when the timer fell due. Such a sample is "early": its lateness is
+ * under half the CPU's usual lateness (ref, a running 75th percentile),
+ * and the usual lateness is at least ZC_EARLY_MIN_REF_NS (else there is
+ * no late delivery to be early against). */
+struct zc_timer {
+	__s64 late; /* of the hrtimer that is about to run, ns */
+	__u64 ref;  /* running 75th percentile of late over all samples, ns */
+};
+
+#define ZC_EARLY_MIN_REF_NS 10000
 
 /* Counters in sampler_stats (array index). */
 enum zc_sampler_stat {
@@ -48,7 +68,8 @@ enum zc_sampler_stat {
 	ZC_STAT_DROPPED = 2,     /* samples map full */
 	ZC_STAT_NOSTACK = 3,     /* bpf_get_stack failed in kernel mode */
 	ZC_STAT_UNWOUND = 4,     /* target samples given a full unwind */
-	ZC_NR_STATS = 5,
+	ZC_STAT_EARLY = 5,       /* target samples that came early */
+	ZC_NR_STATS = 6,
 };
 
 #endif

@@ -31,13 +31,13 @@ type SamplerZcCpu struct {
 }
 
 type SamplerZcLeafKey struct {
-	_    structs.HostLayout
-	Gen  uint32
-	Path uint8
-	Ctx  uint8
-	Kind uint8
-	Pad  uint8
-	Ip   uint64
+	_     structs.HostLayout
+	Gen   uint32
+	Path  uint8
+	Ctx   uint8
+	Kind  uint8
+	Early uint8
+	Ip    uint64
 }
 
 type SamplerZcSampleKey struct {
@@ -61,18 +61,27 @@ type SamplerZcThread struct {
 	UnknownNs [8]uint64
 }
 
+type SamplerZcTimer struct {
+	_    structs.HostLayout
+	Late int64
+	Ref  uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SamplerMapCpuStates    = "cpu_states"
-	SamplerMapLeaves       = "leaves"
-	SamplerMapSamplerStats = "sampler_stats"
-	SamplerMapSamples      = "samples"
-	SamplerMapScratch      = "scratch"
-	SamplerMapThreads      = "threads"
-	SamplerProgZcSample    = "zc_sample"
-	SamplerVarUnwindEvery  = "unwind_every"
+	SamplerMapCpuStates        = "cpu_states"
+	SamplerMapLeaves           = "leaves"
+	SamplerMapSamplerStats     = "sampler_stats"
+	SamplerMapSamples          = "samples"
+	SamplerMapScratch          = "scratch"
+	SamplerMapThreads          = "threads"
+	SamplerMapTimers           = "timers"
+	SamplerProgZcSample        = "zc_sample"
+	SamplerProgZcTimerEntry    = "zc_timer_entry"
+	SamplerProgZcTimerEntryRaw = "zc_timer_entry_raw"
+	SamplerVarUnwindEvery      = "unwind_every"
 )
 
 // LoadSampler returns the embedded CollectionSpec for Sampler.
@@ -117,7 +126,9 @@ type SamplerSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SamplerProgramSpecs struct {
-	ZcSample *ebpf.ProgramSpec `ebpf:"zc_sample"`
+	ZcSample        *ebpf.ProgramSpec `ebpf:"zc_sample"`
+	ZcTimerEntry    *ebpf.ProgramSpec `ebpf:"zc_timer_entry"`
+	ZcTimerEntryRaw *ebpf.ProgramSpec `ebpf:"zc_timer_entry_raw"`
 }
 
 // SamplerMapSpecs contains maps before they are loaded into the kernel.
@@ -130,6 +141,7 @@ type SamplerMapSpecs struct {
 	Samples      *ebpf.MapSpec `ebpf:"samples"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
 	Threads      *ebpf.MapSpec `ebpf:"threads"`
+	Timers       *ebpf.MapSpec `ebpf:"timers"`
 }
 
 // SamplerVariableSpecs contains global variables before they are loaded into the kernel.
@@ -165,6 +177,7 @@ type SamplerMaps struct {
 	Samples      *ebpf.Map `ebpf:"samples"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
 	Threads      *ebpf.Map `ebpf:"threads"`
+	Timers       *ebpf.Map `ebpf:"timers"`
 }
 
 func (m *SamplerMaps) Close() error {
@@ -175,6 +188,7 @@ func (m *SamplerMaps) Close() error {
 		m.Samples,
 		m.Scratch,
 		m.Threads,
+		m.Timers,
 	)
 }
 
@@ -189,12 +203,16 @@ type SamplerVariables struct {
 //
 // It can be passed to LoadSamplerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SamplerPrograms struct {
-	ZcSample *ebpf.Program `ebpf:"zc_sample"`
+	ZcSample        *ebpf.Program `ebpf:"zc_sample"`
+	ZcTimerEntry    *ebpf.Program `ebpf:"zc_timer_entry"`
+	ZcTimerEntryRaw *ebpf.Program `ebpf:"zc_timer_entry_raw"`
 }
 
 func (p *SamplerPrograms) Close() error {
 	return _SamplerClose(
 		p.ZcSample,
+		p.ZcTimerEntry,
+		p.ZcTimerEntryRaw,
 	)
 }
 

@@ -154,6 +154,23 @@ func irqEnableShare(run *sampledRun) float64 {
 	return float64(pile) / float64(max(all, 1))
 }
 
+// earlyShare is the share of the sender's tx.write samples that came early
+// (Samples.Early).
+func earlyShare(run *sampledRun) float64 {
+	var all, early uint64
+	for k, n := range run.samples.Leaves {
+		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == profiler.CtxTask {
+			all += n
+		}
+	}
+	for k, n := range run.samples.Early {
+		if run.roles[k.Gen] == workload.RoleSender && k.Path.String() == "tx.write" && k.Ctx == profiler.CtxTask {
+			early += n
+		}
+	}
+	return float64(early) / float64(max(all+early, 1))
+}
+
 // runAccountingOnly is runSampled without the sampler (the A side).
 func runAccountingOnly(b *testing.B, cfg workload.Config) *sampledRun {
 	return runSampled(b, cfg, 0)

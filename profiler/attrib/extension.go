@@ -142,7 +142,7 @@ func (e *extension) Annotate(d *report.Document, iv profiler.Interval, prev, cur
 	if st, ok := e.b.(Stacker); ok {
 		d.Stacks = WeightedStacks(iv, st.Stacks(p, c), ByProcess, true)
 	}
-	Annotate(d, e.b)
+	Annotate(d, e.b, p, c)
 	for k, v := range e.skipped {
 		d.Backends.Unavailable[k] = v
 	}

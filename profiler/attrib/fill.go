@@ -135,9 +135,11 @@ func FillSystem(sys *report.System, cats map[profiler.Key][]report.Category) {
 	}
 }
 
-// Annotate records the backend in a document: backends.attribution, and
-// what it could not provide in backends.unavailable.
-func Annotate(d *report.Document, b Backend) {
+// Annotate records the backend in a document: backends.attribution, what
+// it could not provide in backends.unavailable, and a warning when many of
+// the samples between prev and cur came early.
+func Annotate(d *report.Document, b Backend, prev, cur Reading) {
+	warnEarly(d, prev, cur)
 	d.Backends.Attribution = b.Name()
 	delete(d.Backends.Unavailable, "attribution")
 	for k, v := range b.Unavailable() {

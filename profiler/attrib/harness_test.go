@@ -25,6 +25,8 @@ type sampledRun struct {
 	roles   map[uint32]workload.Role // generation -> role
 	ids     []uint32                 // program ids, for the detach check
 	smpID   uint32
+	// unavailable is the sampler's Unavailable().
+	unavailable map[string]string
 	// The sampling program's run time and count over the run (BPF stats).
 	smpRunNS, smpRuns uint64
 }
@@ -67,9 +69,18 @@ func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
 		}
 		return r
 	}
-	progStats := func() (uint64, uint64) {
-		st := sess.ProgramStats()["zc_sample"]
-		return st[0], st[1]
+	// The sampler's cost: the sampling program and the timer program
+	// that tells it how late each sample came.
+	progStats := func() (ns, runs uint64) {
+		// (Kernel program names are cut at 15 bytes.)
+		for name, st := range sess.ProgramStats() {
+			if name == "zc_sample" {
+				ns, runs = ns+st[0], st[1]
+			} else if strings.HasPrefix(name, "zc_timer_entry") {
+				ns += st[0]
+			}
+		}
+		return ns, runs
 	}
 
 	snap0, err := sess.Snapshot()
@@ -94,6 +105,7 @@ func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
 		roles: map[uint32]workload.Role{}, ids: sess.ProgramIDs(), smpRunNS: ns1 - ns0, smpRuns: n1 - n0}
 	if smp != nil {
 		run.smpID = smp.ProgramID()
+		run.unavailable = smp.Unavailable()
 	}
 	for _, th := range run.iv.Threads {
 		if r, ok := byTID[th.Info.TID]; ok {

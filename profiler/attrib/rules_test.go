@@ -194,7 +194,7 @@ func TestEstimateAndFill(t *testing.T) {
 		t.Errorf("system.idle categories %+v", c)
 	}
 	d := &report.Document{Backends: report.Backends{Unavailable: map[string]string{"attribution": "not attached"}}}
-	Annotate(d, fakeBackend{})
+	Annotate(d, fakeBackend{}, nil, nil)
 	if d.Backends.Attribution != NameSampling || d.Backends.Unavailable["attribution"] != "" || d.Backends.Unavailable["pmu"] == "" {
 		t.Errorf("annotated backends %+v", d.Backends)
 	}

@@ -16,23 +16,17 @@ import (
 )
 
 // testHz is the default rate, which also gives a one-second transfer
-// enough samples per path. Faster is not better on our PVM guests: at 4999
-// Hz tcp.tx outweighed copy.tx in 2 of 8 runs of TestSampledWriteRead,
-// at 2999 Hz in none of 6 quiet and 1 of 6 loaded ones.
+// enough samples per path.
 const testHz = DefaultHz
 
 // sampledEntry runs cfg for a second and returns the sender's and the
 // receiver's report entries with categories filled in.
 func sampledEntry(t *testing.T, cfg workload.Config) (snd, rcv report.Process, run *sampledRun) {
 	t.Helper()
-	// 1 MiB per call, and cubic rather than the machines' bbr: with BBR
-	// pacing on a PVM guest every push re-arms the pacing hrtimer (a
-	// hypervisor exit, piled up at its irq-enable and billed to tcp.tx);
-	// at 64 KiB that per-call cost rivals the per-byte copy, and even at
-	// 1 MiB it sometimes won under load (seen in CI). The categories are
-	// what is tested here, not the congestion control.
+	// 1 MiB per call: at 64 KiB zcprof's own per-call tracing rivals the
+	// copy. The system's congestion control (bbr on our machines, cubic in
+	// the Debian guests of make vmtest).
 	cfg.Size, cfg.Streams, cfg.Duration = 1<<20, 1, time.Second
-	cfg.Congestion = "cubic"
 	cfg.SenderCPU, cfg.ReceiverCPU = -1, -1
 	run = runSampled(t, cfg, testHz)
 	cats := Estimate(run.iv, run.samples)
@@ -119,48 +113,19 @@ func largestCategory(p report.Path) string {
 	return best.Category
 }
 
-// categoryRank gives a category's share of the path's kernel categories
-// and whether it is among the two largest (tracing excluded).
-func categoryRank(p report.Path, name string) (share float64, top2 bool) {
-	var total, mine uint64
-	larger := 0
-	for _, c := range p.Categories {
-		if c.Category == Tracing {
-			continue
-		}
-		total += c.CPUNS
-		if c.Category == name {
-			mine = c.CPUNS
-		}
-	}
-	for _, c := range p.Categories {
-		if c.Category != Tracing && c.Category != name && c.CPUNS > mine {
-			larger++
-		}
-	}
-	if total == 0 {
-		return 0, false
-	}
-	return float64(mine) / float64(total), larger < 2
-}
-
 func TestSampledWriteRead(t *testing.T) {
 	requireBPF(t)
 	snd, rcv, run := sampledEntry(t, workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead})
-	// Issue 4 asks for copy.tx as the largest category of tx.write. On
-	// our PVM guests samples pile up where interrupts come back on inside
-	// TCP code, and about half of those arrive some 40 µs before the
-	// guest's ordinary sample delivery: the host delivers a due timer at
-	// the guest's next hypervisor exit, so exits attract the samples of
-	// the work before them (mostly the copy). In about one loaded run in
-	// six tcp.tx then outweighs copy.tx, so what is asserted is what holds
-	// every time: the copy is one of the two largest categories and a
-	// quarter or more of the path.
+	// Issue 4: copy.tx is the largest category of tx.write. Samples that
+	// came early are left out (Samples.Early): on our PVM guests they
+	// bunch up where TCP re-arms timers with interrupts off (BBR's pacing
+	// timer on every push), and with them counted tcp.tx outweighed
+	// copy.tx in one loaded run in six with cubic, and in most with bbr.
 	tx := findPath(snd.Paths, "tx.write")
-	t.Logf("tx.write: copy.tx %.1f%%, tcp.tx %.1f%% of %d ms; %.0f%% of its samples at an irq-enable",
-		pct(tx, CopyTx), pct(tx, TCPTx), tx.CPUNS/1e6, 100*irqEnableShare(run))
-	if share, top2 := categoryRank(tx, CopyTx); !top2 || share < 0.25 {
-		t.Errorf("sender tx.write: copy.tx %.0f%% of the path, top two %v: %+v", 100*share, top2, tx.Categories)
+	t.Logf("tx.write: copy.tx %.1f%%, tcp.tx %.1f%% of %d ms; %.0f%% of its samples came early (left out), %.0f%% of the rest at an irq-enable",
+		pct(tx, CopyTx), pct(tx, TCPTx), tx.CPUNS/1e6, 100*earlyShare(run), 100*irqEnableShare(run))
+	if got := largestCategory(tx); got != CopyTx {
+		t.Errorf("sender tx.write: largest category %q, want copy.tx: %+v", got, tx.Categories)
 	}
 	rx := findPath(rcv.Paths, "rx.read")
 	if got := largestCategory(rx); got != CopyRx {
@@ -169,8 +134,24 @@ func TestSampledWriteRead(t *testing.T) {
 	// The samples of each thread agree with its exact on-CPU time: every
 	// sample stands for one period of CPU.
 	per := map[uint32]uint64{}
+	var leaves, early uint64
 	for k, n := range run.samples.Leaves {
 		per[k.Key.Gen] += n
+		leaves += n
+	}
+	for k, n := range run.samples.Early {
+		per[k.Gen] += n
+		early += n
+	}
+	// Every target sample is a leaf or early, none lost. Collect reads the
+	// maps and then the counters while the CPUs go on sampling (softirqs of
+	// other tasks are contexts of their own), so a few may fall between.
+	if s := run.samples; math.Abs(float64(leaves+early)-float64(s.Total-s.SystemTask)) > 10 || s.Dropped != 0 {
+		t.Errorf("%d leaves + %d early samples, want the %d target samples (%d in all, %d not of a target, %d dropped)",
+			leaves, early, s.Total-s.SystemTask, s.Total, s.SystemTask, s.Dropped)
+	}
+	if run.samples.UsualLatenessNS == 0 {
+		t.Errorf("no sample timer lateness measured (unavailable: %v)", run.unavailable)
 	}
 	for _, th := range run.iv.Threads {
 		if run.roles[th.Info.Gen] == "" {
@@ -193,9 +174,6 @@ func TestSampledWriteRead(t *testing.T) {
 		if sampled < lo*exact || sampled > hi*exact {
 			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (want %.0f%%-%.0f%% of it)", run.roles[th.Info.Gen], sampled/1e6, exact/1e6, 100*lo, 100*hi)
 		}
-	}
-	if run.samples.Dropped != 0 {
-		t.Errorf("%d samples dropped (map full)", run.samples.Dropped)
 	}
 }
 
@@ -293,6 +271,14 @@ func TestSamplerClose(t *testing.T) {
 	if len(smp.fds) == 0 || len(smp.links) != len(smp.fds) {
 		t.Errorf("%d perf events, %d links", len(smp.fds), len(smp.links))
 	}
+	timerID := uint32(0)
+	if smp.timerLink == nil {
+		t.Errorf("no timer program: %v", smp.Unavailable())
+	} else if info, err := smp.timer.Info(); err == nil {
+		if tid, ok := info.ID(); ok {
+			timerID = uint32(tid)
+		}
+	}
 	if _, err := smp.Collect(); err != nil {
 		t.Error(err)
 	}
@@ -308,11 +294,13 @@ func TestSamplerClose(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Error(err)
 	}
-	if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
-		p.Close()
-		t.Errorf("sampler program %d still loaded", id)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		t.Error(err)
+	for _, id := range []uint32{id, timerID} {
+		if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
+			p.Close()
+			t.Errorf("sampler program %d still loaded", id)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			t.Error(err)
+		}
 	}
 	if after := openFDs(t); after != before {
 		t.Errorf("%d open fds after Close, %d before", after, before)

@@ -27,6 +27,7 @@ const (
 	kindUser    = 1
 	kindNoStack = 2
 	kindRepMovs = 3
+	kindEarly   = 0x10 // ZC_SAMPLE_EARLY, or-ed in
 )
 
 // StackKey is one sampled stack in one accounting context.
@@ -48,6 +49,14 @@ type LeafKey struct {
 type Samples struct {
 	Leaves map[LeafKey]uint64
 	Counts map[StackKey]uint64
+	// Early counts, per context, the target samples a hypervisor delivered
+	// early, at an exit (struct zc_timer in bpf/sampler.h). They are in
+	// neither Leaves nor Counts: they would bill the work that ran when
+	// the timer fell due to the code that exited.
+	Early map[profiler.Key]uint64
+	// UsualLatenessNS is the CPUs' usual sample lateness (mean of their
+	// running 75th percentiles); 0 without the timer program.
+	UsualLatenessNS uint64
 	// Total counts every sample on every CPU; SystemTask the samples of
 	// non-target task context (idle loop, other tasks), which are counted
 	// but not unwound; Dropped the samples lost to a full map; NoStack
@@ -64,8 +73,8 @@ func (a *Samples) Sub(b *Samples) *Samples {
 	if b == nil {
 		return a
 	}
-	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{},
-		Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
+	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{}, Early: map[profiler.Key]uint64{},
+		UsualLatenessNS: a.UsualLatenessNS, Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
 		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound}
 	for k, n := range a.Leaves {
 		if d := n - b.Leaves[k]; d > 0 {
@@ -75,6 +84,11 @@ func (a *Samples) Sub(b *Samples) *Samples {
 	for k, n := range a.Counts {
 		if d := n - b.Counts[k]; d > 0 {
 			out.Counts[k] = d
+		}
+	}
+	for k, n := range a.Early {
+		if d := n - b.Early[k]; d > 0 {
+			out.Early[k] = d
 		}
 	}
 	return out
@@ -90,7 +104,7 @@ func (s *Sampler) Collect() (*Samples, error) {
 	if s.closed {
 		return nil, errors.New("sampler closed")
 	}
-	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{}}
+	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{}, Early: map[profiler.Key]uint64{}}
 	var (
 		lk bpf.SamplerZcLeafKey
 		k  bpf.SamplerZcSampleKey
@@ -99,6 +113,10 @@ func (s *Sampler) Collect() (*Samples, error) {
 	lit := s.coll.Maps["leaves"].Iterate()
 	for lit.Next(&lk, &n) {
 		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: profiler.Path(lk.Path), Ctx: profiler.Ctx(lk.Ctx)}}
+		if lk.Early != 0 {
+			out.Early[key.Key] += n
+			continue
+		}
 		switch lk.Kind {
 		case kindUser:
 			key.Leaf = StackUser
@@ -114,6 +132,9 @@ func (s *Sampler) Collect() (*Samples, error) {
 	}
 	it := s.coll.Maps["samples"].Iterate()
 	for it.Next(&k, &n) {
+		if k.Kind&kindEarly != 0 {
+			continue
+		}
 		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}}
 		switch {
 		case k.Kind == kindUser:
@@ -129,6 +150,20 @@ func (s *Sampler) Collect() (*Samples, error) {
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
 		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	var timers []bpf.SamplerZcTimer
+	if err := s.coll.Maps["timers"].Lookup(uint32(0), &timers); err != nil {
+		return nil, fmt.Errorf("read sample timers: %w", err)
+	}
+	var refs, cpus uint64
+	for _, t := range timers {
+		if t.Ref > 0 {
+			refs += t.Ref
+			cpus++
+		}
+	}
+	if cpus > 0 {
+		out.UsualLatenessNS = refs / cpus
 	}
 	var perCPU []uint64
 	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound} {

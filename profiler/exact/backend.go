@@ -56,6 +56,12 @@ type Reading struct {
 // Backend implements attrib.Reading.
 func (r *Reading) Backend() string { return r.mode }
 
+// SampledPart implements attrib.Sampled: the copy-share sampler's reading.
+func (r *Reading) SampledPart() *attrib.Samples {
+	s, _ := r.Samples.(*attrib.Samples)
+	return s
+}
+
 // Read implements attrib.Backend.
 func (b *Backend) Read() (attrib.Reading, error) {
 	fx, err := b.tracer.Snapshot()

@@ -68,7 +68,7 @@ func (a *attribution) annotate(s *sample, threads []workload.Thread, iv profiler
 		ea.AnnotateEntry(&s.cell.Sender, sides[workload.RoleSender], a.r0, a.r1)
 		ea.AnnotateEntry(&s.cell.Receiver, sides[workload.RoleReceiver], a.r0, a.r1)
 	}
-	attrib.Annotate(s.doc, a.b)
+	attrib.Annotate(s.doc, a.b, a.r0, a.r1)
 	for k, v := range a.skipped {
 		s.doc.Backends.Unavailable[k] = v
 	}
