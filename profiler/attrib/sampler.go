@@ -50,8 +50,8 @@ var sharedMaps = []string{"threads", "cpu_states"}
 // Sampler is the sampling attribution backend: a cpu-clock perf event per
 // online CPU, each with the zc_sample program attached.
 type Sampler struct {
-	hz   int
-	syms *ksym.Table
+	hz    int
+	syms  *ksym.Table
 	coll  *ebpf.Collection
 	prog  *ebpf.Program
 	timer *ebpf.Program // on hrtimer_expire_entry; nil if refused
