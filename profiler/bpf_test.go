@@ -1,10 +1,7 @@
 package profiler
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
@@ -23,25 +21,8 @@ func profileChild(t *testing.T, backend string) (*report.Document, childCounts) 
 	out := filepath.Join(t.TempDir(), "counts.json")
 	t.Setenv(childEnv, out)
 	t.Setenv("GODEBUG", "asyncpreemptoff=1") // fewer EINTRs; counted anyway
-	res, err := Profile(context.Background(), ProfileOptions{
-		Command: []string{os.Args[0], "-test.run=^$"},
-		Threads: true,
-		Backend: backend,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExitCode != 0 {
-		t.Fatalf("child exited with %d", res.ExitCode)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c childCounts
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	res := profileSelf(t, ProfileOptions{Threads: true, Backend: backend}, out, &c)
 	assertDetached(t, res.Document.Backends.ProgramIDs)
 	t.Cleanup(func() {
 		if t.Failed() {

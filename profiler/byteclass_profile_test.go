@@ -91,25 +91,8 @@ func profileTransfer(t *testing.T, cfg workload.Config, mode string) (report.Pro
 		t.Fatal(err)
 	}
 	t.Setenv(transferChildEnv, string(spec))
-	res, err := Profile(context.Background(), ProfileOptions{
-		Command:     []string{os.Args[0], "-test.run=^$"},
-		ByteClasses: mode,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExitCode != 0 {
-		t.Fatalf("child exited with %d", res.ExitCode)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r transferChildResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	d := res.Document
+	d := profileSelf(t, ProfileOptions{ByteClasses: mode}, out, &r).Document
 	if d.Backends.ByteClasses != mode {
 		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, mode, d.Backends.Unavailable)
 	}

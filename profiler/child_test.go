@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -137,6 +138,29 @@ func runChild(out string) error {
 		return err
 	}
 	return os.WriteFile(out, b, 0o600)
+}
+
+// profileSelf profiles this test binary re-executed as a child (the
+// caller has set the environment that picks the child's mode), fails on a
+// non-zero exit, and decodes the JSON the child wrote to out into result.
+func profileSelf(t *testing.T, opts ProfileOptions, out string, result any) *ProfileResult {
+	t.Helper()
+	opts.Command = []string{os.Args[0], "-test.run=^$"}
+	res, err := Profile(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("child exited with %d", res.ExitCode)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, result); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func envFloat(name string, def float64) float64 {

@@ -1,7 +1,6 @@
 package profiler
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,22 +113,8 @@ func TestUringRetryOutsideEnter(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "result.json")
 	t.Setenv(uringTaskworkEnv, out)
-	res, err := Profile(context.Background(), ProfileOptions{Command: []string{os.Args[0], "-test.run=^$"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExitCode != 0 {
-		t.Fatalf("child exited with %d", res.ExitCode)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r uringTaskworkResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	d := res.Document
+	d := profileSelf(t, ProfileOptions{}, out, &r).Document
 	assertDetached(t, d.Backends.ProgramIDs)
 	if why, lost := d.Backends.Unavailable["io_uring send bytes"]; lost {
 		t.Skipf("no io_uring send bytes on this kernel, as stated: %s", why)
