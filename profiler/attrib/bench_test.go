@@ -57,8 +57,10 @@ func samplingOverhead(b *testing.B, hz int) {
 			// a target's: cost per target sample x rate. All run time is
 			// charged to target samples, so this is an upper bound.
 			var targetSamples uint64
-			for _, n := range run.samples.Leaves {
-				targetSamples += n
+			for _, m := range []map[LeafKey]uint64{run.samples.Leaves, run.samples.EarlyLeaves} {
+				for _, n := range m {
+					targetSamples += n
+				}
 			}
 			per := float64(run.smpRunNS) / float64(max(targetSamples, 1))
 			shares = append(shares, float64(run.smpRunNS)/float64(cpu))
@@ -109,10 +111,12 @@ func BenchmarkCopyTxInterval(b *testing.B) {
 				rel := float64(two.CI95NS) / float64(two.CPUNS)
 				b.ReportMetric(100*rel, "ci95-%of-copy.tx")
 				b.ReportMetric(100*float64(one.CI95NS)/float64(one.CPUNS), "unwound-only-ci95-%")
-				b.Logf("copy.tx %.1f ms ±%.1f ms (±%.1f%%); from the %d unwound samples alone %.1f ms ±%.1f%%; tcp.tx %.1f ms; %.0f%% of tx.write's samples at an irq-enable",
+				withEarly := txPath(run, run.samples.WithEarly())
+				b.Logf("copy.tx %.1f ms ±%.1f ms (±%.1f%%); from the %d unwound samples alone %.1f ms ±%.1f%%; tcp.tx %.1f ms; %.0f%% of tx.write's samples came early (counted, copy.tx %.1f ms, tcp.tx %.1f ms); %.0f%% of the rest at an irq-enable",
 					float64(two.CPUNS)/1e6, float64(two.CI95NS)/1e6, 100*rel, run.samples.Unwound,
 					float64(one.CPUNS)/1e6, 100*float64(one.CI95NS)/float64(one.CPUNS),
-					float64(txCategory(run, TCPTx).CPUNS)/1e6, 100*irqEnableShare(run))
+					float64(txCategory(run, TCPTx).CPUNS)/1e6, 100*earlyShare(run),
+					float64(category(withEarly, CopyTx).CPUNS)/1e6, float64(category(withEarly, TCPTx).CPUNS)/1e6, 100*irqEnableShare(run))
 			}
 		})
 	}
@@ -133,10 +137,15 @@ func txCategory(run *sampledRun, name string) report.Category {
 }
 
 func txCategoryFrom(run *sampledRun, s *Samples, name string) report.Category {
+	return category(txPath(run, s), name)
+}
+
+// txPath is the sender's tx.write with categories estimated from s.
+func txPath(run *sampledRun, s *Samples) report.Path {
 	threads := run.threads(workload.RoleSender)
 	p := profiler.ProcessEntry(threads[0].Info.TGID, threads, false)
 	FillPaths(p.Paths, threads, Estimate(run.iv, s))
-	return category(findPath(p.Paths, "tx.write"), name)
+	return findPath(p.Paths, "tx.write")
 }
 
 // irqEnableShare is the share of the sender's tx.write samples taken where
@@ -155,7 +164,7 @@ func irqEnableShare(run *sampledRun) float64 {
 }
 
 // earlyShare is the share of the sender's tx.write samples that came early
-// (Samples.Early).
+// (Samples.EarlyLeaves).
 func earlyShare(run *sampledRun) float64 {
 	var all, early uint64
 	for k, n := range run.samples.Leaves {
@@ -163,8 +172,8 @@ func earlyShare(run *sampledRun) float64 {
 			all += n
 		}
 	}
-	for k, n := range run.samples.Early {
-		if run.roles[k.Gen] == workload.RoleSender && k.Path.String() == "tx.write" && k.Ctx == profiler.CtxTask {
+	for k, n := range run.samples.EarlyLeaves {
+		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == profiler.CtxTask {
 			early += n
 		}
 	}

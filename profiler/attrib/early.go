@@ -33,7 +33,7 @@ func EarlyWarning(prev, cur Reading) string {
 	}
 	s := c.SampledPart().Sub(p)
 	var early, all uint64
-	for _, n := range s.Early {
+	for _, n := range s.EarlyLeaves {
 		early += n
 	}
 	for _, n := range s.Leaves {

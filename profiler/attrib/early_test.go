@@ -11,7 +11,7 @@ func TestEarlyWarning(t *testing.T) {
 	tx := profiler.Key{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
 	reading := func(leaves, early uint64) *Samples {
 		return &Samples{Leaves: map[LeafKey]uint64{{Key: tx, Leaf: "_copy_from_iter"}: leaves},
-			Counts: map[StackKey]uint64{}, Early: map[profiler.Key]uint64{tx: early}, UsualLatenessNS: 45_000}
+			Counts: map[StackKey]uint64{}, EarlyLeaves: map[LeafKey]uint64{{Key: tx, Leaf: "pvm_irq_enable"}: early}, UsualLatenessNS: 45_000}
 	}
 	// Between two readings: 180 leaves and 20 early samples.
 	w := EarlyWarning(reading(20, 5), reading(200, 25))

@@ -49,11 +49,12 @@ type LeafKey struct {
 type Samples struct {
 	Leaves map[LeafKey]uint64
 	Counts map[StackKey]uint64
-	// Early counts, per context, the target samples a hypervisor delivered
-	// early, at an exit (struct zc_timer in bpf/sampler.h). They are in
-	// neither Leaves nor Counts: they would bill the work that ran when
-	// the timer fell due to the code that exited.
-	Early map[profiler.Key]uint64
+	// EarlyLeaves and EarlyCounts are the target samples a hypervisor
+	// delivered early, at an exit (struct zc_timer in bpf/sampler.h), kept
+	// out of Leaves and Counts: they would bill the work that ran when the
+	// timer fell due to the code that exited. WithEarly puts them back.
+	EarlyLeaves map[LeafKey]uint64
+	EarlyCounts map[StackKey]uint64
 	// UsualLatenessNS is the CPUs' usual sample lateness (mean of their
 	// running 75th percentiles); 0 without the timer program.
 	UsualLatenessNS uint64
@@ -73,25 +74,43 @@ func (a *Samples) Sub(b *Samples) *Samples {
 	if b == nil {
 		return a
 	}
-	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{}, Early: map[profiler.Key]uint64{},
-		UsualLatenessNS: a.UsualLatenessNS, Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
+	out := &Samples{UsualLatenessNS: a.UsualLatenessNS, Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
 		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound}
-	for k, n := range a.Leaves {
-		if d := n - b.Leaves[k]; d > 0 {
-			out.Leaves[k] = d
-		}
-	}
-	for k, n := range a.Counts {
-		if d := n - b.Counts[k]; d > 0 {
-			out.Counts[k] = d
-		}
-	}
-	for k, n := range a.Early {
-		if d := n - b.Early[k]; d > 0 {
-			out.Early[k] = d
+	out.Leaves = subCounts(a.Leaves, b.Leaves)
+	out.Counts = subCounts(a.Counts, b.Counts)
+	out.EarlyLeaves = subCounts(a.EarlyLeaves, b.EarlyLeaves)
+	out.EarlyCounts = subCounts(a.EarlyCounts, b.EarlyCounts)
+	return out
+}
+
+// subCounts is a - b for cumulative counters.
+func subCounts[K comparable](a, b map[K]uint64) map[K]uint64 {
+	out := map[K]uint64{}
+	for k, n := range a {
+		if d := n - b[k]; d > 0 {
+			out[k] = d
 		}
 	}
 	return out
+}
+
+// WithEarly is s with the early samples counted like the others: what the
+// categories would be without setting them aside.
+func (s *Samples) WithEarly() *Samples {
+	out := *s
+	out.Leaves, out.Counts = map[LeafKey]uint64{}, map[StackKey]uint64{}
+	out.EarlyLeaves, out.EarlyCounts = nil, nil
+	for _, m := range []map[LeafKey]uint64{s.Leaves, s.EarlyLeaves} {
+		for k, n := range m {
+			out.Leaves[k] += n
+		}
+	}
+	for _, m := range []map[StackKey]uint64{s.Counts, s.EarlyCounts} {
+		for k, n := range m {
+			out.Counts[k] += n
+		}
+	}
+	return &out
 }
 
 // Read implements Backend.
@@ -104,7 +123,8 @@ func (s *Sampler) Collect() (*Samples, error) {
 	if s.closed {
 		return nil, errors.New("sampler closed")
 	}
-	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{}, Early: map[profiler.Key]uint64{}}
+	out := &Samples{Leaves: map[LeafKey]uint64{}, Counts: map[StackKey]uint64{},
+		EarlyLeaves: map[LeafKey]uint64{}, EarlyCounts: map[StackKey]uint64{}}
 	var (
 		lk bpf.SamplerZcLeafKey
 		k  bpf.SamplerZcSampleKey
@@ -113,10 +133,6 @@ func (s *Sampler) Collect() (*Samples, error) {
 	lit := s.coll.Maps["leaves"].Iterate()
 	for lit.Next(&lk, &n) {
 		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: profiler.Path(lk.Path), Ctx: profiler.Ctx(lk.Ctx)}}
-		if lk.Early != 0 {
-			out.Early[key.Key] += n
-			continue
-		}
 		switch lk.Kind {
 		case kindUser:
 			key.Leaf = StackUser
@@ -125,16 +141,19 @@ func (s *Sampler) Collect() (*Samples, error) {
 		default:
 			key.Leaf = s.leafName(lk.Ip)
 		}
-		out.Leaves[key] += n
+		if lk.Early != 0 {
+			out.EarlyLeaves[key] += n
+		} else {
+			out.Leaves[key] += n
+		}
 	}
 	if err := lit.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
 		return nil, fmt.Errorf("read sampled leaves: %w", err)
 	}
 	it := s.coll.Maps["samples"].Iterate()
 	for it.Next(&k, &n) {
-		if k.Kind&kindEarly != 0 {
-			continue
-		}
+		early := k.Kind&kindEarly != 0
+		k.Kind &^= kindEarly
 		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}}
 		switch {
 		case k.Kind == kindUser:
@@ -146,7 +165,11 @@ func (s *Sampler) Collect() (*Samples, error) {
 		default:
 			sk.Stack = s.fold(k.Ips)
 		}
-		out.Counts[sk] += n
+		if early {
+			out.EarlyCounts[sk] += n
+		} else {
+			out.Counts[sk] += n
+		}
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
 		return nil, fmt.Errorf("read samples: %w", err)
