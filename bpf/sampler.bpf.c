@@ -131,38 +131,32 @@ static __always_inline void add(void *map, const void *key)
 	}
 }
 
-/* hrtimer_expire_entry fires just before an hrtimer's function runs, with
- * interrupts off: the last one on a CPU before zc_sample is the cpu-clock
- * timer that called it. now is when the timer interrupt began. */
-static __always_inline int on_timer_entry(struct hrtimer *t, ktime_t *now)
+/* 6.2+; before it no sample is counted early. */
+extern void *bpf_cast_to_kern_ctx(void *) __ksym __weak;
+
+/* came_early measures how late the cpu-clock hrtimer that called us ran
+ * (perf_swevent_hrtimer runs the overflow before it forwards the timer,
+ * so the timer still holds the expiry that fired), updates the CPU's usual
+ * lateness and says whether this sample came early (struct zc_timer). The
+ * running percentile moves up three steps when above and down one when
+ * below, which settles where a quarter of the values lie above. */
+static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 {
+	struct bpf_perf_event_data_kern *kctx;
 	__u32 zero = 0;
-	struct zc_timer *tm = bpf_map_lookup_elem(&timers, &zero);
-	__s64 n = 0;
-
-	if (!tm || bpf_probe_read_kernel(&n, sizeof(n), now))
-		return 0;
-	tm->late = n - BPF_CORE_READ(t, node.expires);
-	return 0;
-}
-
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(zc_timer_entry, struct hrtimer *t, ktime_t *now) { return on_timer_entry(t, now); }
-
-SEC("raw_tp/hrtimer_expire_entry")
-int BPF_PROG(zc_timer_entry_raw, struct hrtimer *t, ktime_t *now) { return on_timer_entry(t, now); }
-
-/* came_early updates the CPU's usual lateness with this sample's and says
- * whether this one came early (struct zc_timer). The running percentile
- * moves up three steps when above and down one when below, which settles
- * where a quarter of the values lie above. */
-static __always_inline bool came_early(void)
-{
-	__u32 zero = 0;
-	struct zc_timer *tm = bpf_map_lookup_elem(&timers, &zero);
+	struct zc_timer *tm;
+	__s64 expires;
 	__u64 late, ref;
 
-	if (!tm || tm->late < 0)
+	if (!bpf_cast_to_kern_ctx)
+		return false;
+	tm = bpf_map_lookup_elem(&timers, &zero);
+	if (!tm)
+		return false;
+	kctx = bpf_cast_to_kern_ctx(ctx);
+	expires = kctx->event->hw.hrtimer.node.expires;
+	tm->late = (__s64)bpf_ktime_get_ns() - expires;
+	if (tm->late < 0)
 		return false;
 	late = tm->late;
 	ref = tm->ref;
@@ -189,7 +183,7 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	long n;
 
 	count(ZC_STAT_SAMPLES);
-	early = came_early();
+	early = came_early(ctx);
 	c = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!c)
 		return 0;

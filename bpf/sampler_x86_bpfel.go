@@ -71,17 +71,15 @@ type SamplerZcTimer struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SamplerMapCpuStates        = "cpu_states"
-	SamplerMapLeaves           = "leaves"
-	SamplerMapSamplerStats     = "sampler_stats"
-	SamplerMapSamples          = "samples"
-	SamplerMapScratch          = "scratch"
-	SamplerMapThreads          = "threads"
-	SamplerMapTimers           = "timers"
-	SamplerProgZcSample        = "zc_sample"
-	SamplerProgZcTimerEntry    = "zc_timer_entry"
-	SamplerProgZcTimerEntryRaw = "zc_timer_entry_raw"
-	SamplerVarUnwindEvery      = "unwind_every"
+	SamplerMapCpuStates    = "cpu_states"
+	SamplerMapLeaves       = "leaves"
+	SamplerMapSamplerStats = "sampler_stats"
+	SamplerMapSamples      = "samples"
+	SamplerMapScratch      = "scratch"
+	SamplerMapThreads      = "threads"
+	SamplerMapTimers       = "timers"
+	SamplerProgZcSample    = "zc_sample"
+	SamplerVarUnwindEvery  = "unwind_every"
 )
 
 // LoadSampler returns the embedded CollectionSpec for Sampler.
@@ -126,9 +124,7 @@ type SamplerSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SamplerProgramSpecs struct {
-	ZcSample        *ebpf.ProgramSpec `ebpf:"zc_sample"`
-	ZcTimerEntry    *ebpf.ProgramSpec `ebpf:"zc_timer_entry"`
-	ZcTimerEntryRaw *ebpf.ProgramSpec `ebpf:"zc_timer_entry_raw"`
+	ZcSample *ebpf.ProgramSpec `ebpf:"zc_sample"`
 }
 
 // SamplerMapSpecs contains maps before they are loaded into the kernel.
@@ -203,16 +199,12 @@ type SamplerVariables struct {
 //
 // It can be passed to LoadSamplerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SamplerPrograms struct {
-	ZcSample        *ebpf.Program `ebpf:"zc_sample"`
-	ZcTimerEntry    *ebpf.Program `ebpf:"zc_timer_entry"`
-	ZcTimerEntryRaw *ebpf.Program `ebpf:"zc_timer_entry_raw"`
+	ZcSample *ebpf.Program `ebpf:"zc_sample"`
 }
 
 func (p *SamplerPrograms) Close() error {
 	return _SamplerClose(
 		p.ZcSample,
-		p.ZcTimerEntry,
-		p.ZcTimerEntryRaw,
 	)
 }
 

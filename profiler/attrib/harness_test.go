@@ -69,18 +69,9 @@ func runSampled(t testing.TB, cfg workload.Config, hz int) *sampledRun {
 		}
 		return r
 	}
-	// The sampler's cost: the sampling program and the timer program
-	// that tells it how late each sample came.
-	progStats := func() (ns, runs uint64) {
-		// (Kernel program names are cut at 15 bytes.)
-		for name, st := range sess.ProgramStats() {
-			if name == "zc_sample" {
-				ns, runs = ns+st[0], st[1]
-			} else if strings.HasPrefix(name, "zc_timer_entry") {
-				ns += st[0]
-			}
-		}
-		return ns, runs
+	progStats := func() (uint64, uint64) {
+		st := sess.ProgramStats()["zc_sample"]
+		return st[0], st[1]
 	}
 
 	snap0, err := sess.Snapshot()

@@ -50,13 +50,10 @@ var sharedMaps = []string{"threads", "cpu_states"}
 // Sampler is the sampling attribution backend: a cpu-clock perf event per
 // online CPU, each with the zc_sample program attached.
 type Sampler struct {
-	hz    int
-	syms  *ksym.Table
-	coll  *ebpf.Collection
-	prog  *ebpf.Program
-	timer *ebpf.Program // on hrtimer_expire_entry; nil if refused
-
-	timerLink link.Link
+	hz   int
+	syms *ksym.Table
+	coll *ebpf.Collection
+	prog *ebpf.Program
 
 	links []link.Link
 	fds   []int
@@ -122,19 +119,14 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 	if err := spec.Variables["unwind_every"].Set(uint32(every)); err != nil {
 		return nil, fmt.Errorf("sampler: set unwind_every: %w", err)
 	}
-	coll, err := ebpf.NewCollectionWithOptions(withoutTimerPrograms(spec), ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
 	if err != nil {
 		return nil, fmt.Errorf("load sampler: %w", err)
 	}
 	s := &Sampler{hz: hz, syms: syms, coll: coll, prog: coll.Programs["zc_sample"],
 		unavailable: map[string]string{}, cache: map[[64]uint64]string{}, leafCache: map[uint64]string{}}
-	// The timer program goes first: samples before it would all look
-	// on time.
-	timer, tl, err := attachTimer(spec, coll)
-	if err != nil {
-		s.unavailable[unavailableTimer] = "hrtimer_expire_entry: " + oneLine(err) + "; no sample is set aside as delivered early"
-	} else {
-		s.timer, s.timerLink = timer, tl
+	if why := lateUnmeasured(); why != "" {
+		s.unavailable[unavailableLateness] = why
 	}
 	for _, cpu := range cpus {
 		if err := s.attach(cpu); err != nil {
@@ -142,11 +134,7 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 			return nil, err
 		}
 	}
-	if timer != nil {
-		sess.TrackPrograms(s.prog, timer)
-	} else {
-		sess.TrackPrograms(s.prog)
-	}
+	sess.TrackPrograms(s.prog)
 	if reason := pmuUnavailable(); reason != "" {
 		s.unavailable["pmu"] = reason
 	}
@@ -225,10 +213,6 @@ func (s *Sampler) Close() error {
 		errs = append(errs, unix.Close(fd))
 	}
 	s.links, s.fds = nil, nil
-	if s.timerLink != nil {
-		errs = append(errs, s.timerLink.Close())
-		s.timer.Close()
-	}
 	if s.coll != nil {
 		s.coll.Close()
 	}

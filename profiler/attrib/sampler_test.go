@@ -151,8 +151,13 @@ func TestSampledWriteRead(t *testing.T) {
 		t.Errorf("%d leaves + %d early samples, want the %d target samples (%d in all, %d not of a target, %d dropped)",
 			leaves, early, s.Total-s.SystemTask, s.Total, s.SystemTask, s.Dropped)
 	}
-	if run.samples.UsualLatenessNS == 0 {
-		t.Errorf("no sample timer lateness measured (unavailable: %v)", run.unavailable)
+	if why, stated := run.unavailable[unavailableLateness]; stated {
+		t.Logf("sample lateness not measured, as stated: %s", why)
+		if early != 0 {
+			t.Errorf("%d samples set aside as early without a lateness", early)
+		}
+	} else if run.samples.UsualLatenessNS == 0 {
+		t.Errorf("no sample lateness measured")
 	}
 	for _, th := range run.iv.Threads {
 		if run.roles[th.Info.Gen] == "" {
@@ -272,14 +277,7 @@ func TestSamplerClose(t *testing.T) {
 	if len(smp.fds) == 0 || len(smp.links) != len(smp.fds) {
 		t.Errorf("%d perf events, %d links", len(smp.fds), len(smp.links))
 	}
-	timerID := uint32(0)
-	if smp.timerLink == nil {
-		t.Errorf("no timer program: %v", smp.Unavailable())
-	} else if info, err := smp.timer.Info(); err == nil {
-		if tid, ok := info.ID(); ok {
-			timerID = uint32(tid)
-		}
-	}
+
 	if _, err := smp.Collect(); err != nil {
 		t.Error(err)
 	}
@@ -295,13 +293,11 @@ func TestSamplerClose(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Error(err)
 	}
-	for _, id := range []uint32{id, timerID} {
-		if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
-			p.Close()
-			t.Errorf("sampler program %d still loaded", id)
-		} else if !errors.Is(err, os.ErrNotExist) {
-			t.Error(err)
-		}
+	if p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
+		p.Close()
+		t.Errorf("sampler program %d still loaded", id)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Error(err)
 	}
 	if after := openFDs(t); after != before {
 		t.Errorf("%d open fds after Close, %d before", after, before)

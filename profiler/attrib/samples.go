@@ -56,7 +56,7 @@ type Samples struct {
 	EarlyLeaves map[LeafKey]uint64
 	EarlyCounts map[StackKey]uint64
 	// UsualLatenessNS is the CPUs' usual sample lateness (mean of their
-	// running 75th percentiles); 0 without the timer program.
+	// running 75th percentiles); 0 where it is not measured (before 6.2).
 	UsualLatenessNS uint64
 	// Total counts every sample on every CPU; SystemTask the samples of
 	// non-target task context (idle loop, other tasks), which are counted
