@@ -13,7 +13,6 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 #include "accounting.h"
 #include "sampler.h"
 
@@ -222,8 +221,6 @@ int zc_sample(struct bpf_perf_event_data *ctx)
 	kind = user ? ZC_SAMPLE_USER : in_rep_movs(ip) ? ZC_SAMPLE_REP_MOVS : ZC_SAMPLE_KERNEL;
 	struct zc_leaf_key lk = {.gen = gen, .path = path, .ctx = cx, .kind = kind, .early = early, .ip = ip};
 	add(&leaves, &lk);
-	if (early)
-		count(ZC_STAT_EARLY);
 	if (unwind_every > 1 && bpf_get_prandom_u32() % unwind_every)
 		return 0;
 	count(ZC_STAT_UNWOUND);

@@ -68,8 +68,7 @@ enum zc_sampler_stat {
 	ZC_STAT_DROPPED = 2,     /* samples map full */
 	ZC_STAT_NOSTACK = 3,     /* bpf_get_stack failed in kernel mode */
 	ZC_STAT_UNWOUND = 4,     /* target samples given a full unwind */
-	ZC_STAT_EARLY = 5,       /* target samples that came early */
-	ZC_NR_STATS = 6,
+	ZC_NR_STATS = 5,
 };
 
 #endif
