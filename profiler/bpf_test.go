@@ -60,15 +60,25 @@ func childProcess(t *testing.T, d *report.Document, c childCounts) report.Proces
 	return report.Process{}
 }
 
+// childThread is the child's thread tid. Each tid appears once: the spawn
+// helper execs from its first thread, so the command's main thread is not
+// split at the exec (spawn's init).
 func childThread(t *testing.T, p report.Process, tid int) report.Thread {
 	t.Helper()
+	var found []report.Thread
 	for _, th := range p.Threads {
 		if th.TID == tid {
-			return th
+			found = append(found, th)
 		}
 	}
-	t.Fatalf("thread %d not in the report", tid)
-	return report.Thread{}
+	switch len(found) {
+	case 0:
+		t.Fatalf("thread %d not in the report", tid)
+	case 1:
+	default:
+		t.Errorf("thread %d appears %d times in the report: %+v", tid, len(found), found)
+	}
+	return found[len(found)-1]
 }
 
 func TestLoopbackExactBytesAndCalls(t *testing.T) {

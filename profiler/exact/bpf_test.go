@@ -445,12 +445,12 @@ func TestExactWriteRead(t *testing.T) {
 				}
 				// Frames nest: the receive copy is exactly the traced
 				// part of tcp_recvmsg_locked.
-				if trl.ChildNS != scdi.NS {
+				if !nested(trl.ChildNS, scdi.NS) {
 					t.Errorf("tcp_recvmsg_locked child time %d ns != skb_copy_datagram_iter time %d ns", trl.ChildNS, scdi.NS)
 				}
 				if tr.IsAttached(FuncSimpleCopyToIter) {
 					scti := m.fn(m.rcv, FuncSimpleCopyToIter, rk.Path, rk.Ctx)
-					if scti.Bytes != uint64(cfg.Bytes) || scdi.ChildNS != scti.NS {
+					if scti.Bytes != uint64(cfg.Bytes) || !nested(scdi.ChildNS, scti.NS) {
 						t.Errorf("simple_copy_to_iter: %d bytes, %d ns; skb_copy_datagram_iter child %d ns",
 							scti.Bytes, scti.NS, scdi.ChildNS)
 					}
@@ -723,4 +723,18 @@ func TestExactIOUringZC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nested: a parent's traced child time equals its child's own time. fx_pop
+// caps a call's child time at the call's time; natively that never bites,
+// but under qemu's emulation the vCPUs' clocks drift apart by microseconds,
+// most likely costing a thread that moves between the child's exit and the
+// parent's the difference (3.7 µs once on 6.1), so the guest allows 20 µs
+// and 0.1%.
+func nested(childNS, ownNS uint64) bool {
+	if !testenv.InVM() {
+		return childNS == ownNS
+	}
+	d := max(childNS, ownNS) - min(childNS, ownNS)
+	return d <= 20_000+ownNS/1000
 }

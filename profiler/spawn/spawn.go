@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 )
 
@@ -81,6 +82,19 @@ func (c *Child) Wait() (int, error) {
 
 // Signal forwards a signal to the command.
 func (c *Child) Signal(sig os.Signal) error { return c.cmd.Process.Signal(sig) }
+
+// The helper must exec from the process's first thread. Its main goroutine
+// blocks on the release pipe and may wake on another thread; exec from a
+// non-leader thread makes the kernel kill the leader and hand its pid to
+// the execing thread (de_thread), and the command's main thread then shows
+// up twice in the report: the helper's leader, and itself under the same
+// tid. Locking in init keeps main on the first thread (runtime.main runs
+// init there and leaves a lock taken in init in place).
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == helperArg {
+		runtime.LockOSThread()
+	}
+}
 
 // RunHelperIfRequested must be the first thing main does: in the helper it
 // waits for the release byte and execs the command; it returns otherwise.
