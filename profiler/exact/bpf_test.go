@@ -691,7 +691,7 @@ func TestExactSendfile(t *testing.T) {
 				}
 			}
 			// The exact nesting of the sendfile path.
-			if dsd.ChildNS != fsr.NS+sts.NS || sts.ChildNS != tsl.NS || tsl.ChildNS != ssfi.NS {
+			if !nested(dsd.ChildNS, fsr.NS+sts.NS) || !nested(sts.ChildNS, tsl.NS) || !nested(tsl.ChildNS, ssfi.NS) {
 				t.Errorf("nesting: do_splice_direct child %d = %d + %d? splice_to_socket child %d = %d? tcp_sendmsg_locked child %d = %d?",
 					dsd.ChildNS, fsr.NS, sts.NS, sts.ChildNS, tsl.NS, tsl.ChildNS, ssfi.NS)
 			}
@@ -728,7 +728,7 @@ func TestExactIOUringZC(t *testing.T) {
 // nested: a parent's traced child time equals its child's own time. fx_pop
 // caps a call's child time at the call's time when the thread's clock
 // steps back; natively that never bites, but under qemu's emulation the
-// parent fell 3.7 µs to 80 µs (0.3%) short, so the guest allows 1% and
+// parent fell 3.7 µs to 80 µs (up to 0.45%) short, so the guest allows 1% and
 // 20 µs (docs/vmtest.md; the cause is open).
 func nested(childNS, ownNS uint64) bool {
 	if !testenv.InVM() {
