@@ -71,9 +71,11 @@ wait:
 			break wait
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	if len(errs) > 0 {
+		// The first error is the cause: the shutdown it triggers makes
+		// the peers fail too (a woken accept), which says nothing more.
 		t.Close()
-		return nil, err
+		return nil, errs[0]
 	}
 	return t, nil
 }
