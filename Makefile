@@ -27,9 +27,9 @@ run: build
 # Every test, BPF ones included: they fail rather than skip (never silently
 # skipped), since this target always runs as root. One package at a time
 # (-p 1): the BPF tests measure CPU time and count bytes exactly, and a
-# package's transfers and sessions running beside another's perturb both
-# (the stale-namespace race; byte-class updates refused by busy map
-# buckets under the extra softirq load).
+# package's transfers and sessions running beside another's perturbed both
+# (the stale-namespace race; once, deferred-copy bytes short on loopback
+# and veth, cause not established).
 test:
 	ZCPROF_REQUIRE_BPF=1 $(GO) test -p 1 -count=1 -timeout 30m ./...
 
