@@ -177,23 +177,6 @@ func (r *Ring) Submit(waitNr uint32) (int, error) {
 	}
 }
 
-// Flush enters the kernel without submitting or waiting, so that task_work
-// runs and completions parked on the CQ overflow list (CQ ring was full)
-// move into the ring. PeekCQE alone never sees overflowed completions,
-// although the ring fd already polls readable for them.
-func (r *Ring) Flush() error {
-	for {
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 0, enterGetEvents, 0, 0)
-		if errno == unix.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return fmt.Errorf("io_uring_enter: %w", errno)
-		}
-		return nil
-	}
-}
-
 // PeekCQE returns the oldest unread completion without waiting.
 func (r *Ring) PeekCQE() (CQE, bool) {
 	head := atomic.LoadUint32(r.cqHead)
@@ -221,7 +204,8 @@ func (r *Ring) WaitCQE() (CQE, error) {
 
 // WaitCQETimeout is WaitCQE that gives up after d (ok false), for callers
 // that must notice an abort. Unlike poll(2) on the ring fd, it runs
-// deferred task work while it waits.
+// deferred task work while it waits, and entering the kernel moves
+// completions parked on the overflow list (CQ ring was full) into the ring.
 func (r *Ring) WaitCQETimeout(d time.Duration) (c CQE, ok bool, err error) {
 	if c, ok := r.PeekCQE(); ok {
 		return c, true, nil
