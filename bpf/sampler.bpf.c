@@ -144,8 +144,8 @@ static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 	struct bpf_perf_event_data_kern *kctx;
 	__u32 zero = 0;
 	struct zc_timer *tm;
-	__s64 expires;
-	__u64 late, ref;
+	__s64 late;
+	__u64 ref;
 
 	if (!bpf_cast_to_kern_ctx)
 		return false;
@@ -153,17 +153,15 @@ static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 	if (!tm)
 		return false;
 	kctx = bpf_cast_to_kern_ctx(ctx);
-	expires = kctx->event->hw.hrtimer.node.expires;
-	tm->late = (__s64)bpf_ktime_get_ns() - expires;
-	if (tm->late < 0)
+	late = (__s64)bpf_ktime_get_ns() - kctx->event->hw.hrtimer.node.expires;
+	if (late < 0)
 		return false;
-	late = tm->late;
 	ref = tm->ref;
-	if (late > ref)
+	if ((__u64)late > ref)
 		tm->ref = ref + 3 * 256;
 	else if (ref >= 256)
 		tm->ref = ref - 256;
-	return ref >= ZC_EARLY_MIN_REF_NS && 2 * late < ref;
+	return ref >= ZC_EARLY_MIN_REF_NS && 2 * (__u64)late < ref;
 }
 
 SEC("perf_event")

@@ -55,8 +55,7 @@ struct zc_leaf_key {
  * and the usual lateness is at least ZC_EARLY_MIN_REF_NS (else there is
  * no late delivery to be early against). */
 struct zc_timer {
-	__s64 late; /* of the last sample, ns */
-	__u64 ref;  /* running 75th percentile of late over all samples, ns */
+	__u64 ref; /* running 75th percentile of the lateness of all samples, ns */
 };
 
 #define ZC_EARLY_MIN_REF_NS 10000

@@ -62,9 +62,8 @@ type SamplerZcThread struct {
 }
 
 type SamplerZcTimer struct {
-	_    structs.HostLayout
-	Late int64
-	Ref  uint64
+	_   structs.HostLayout
+	Ref uint64
 }
 
 // Names of all BPF objects in the ELF.
