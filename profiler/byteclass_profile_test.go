@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,7 +153,9 @@ func TestProfileZerocopyVerdicts(t *testing.T) {
 					if cfg.Size == 0 {
 						cfg.Size = 64 << 10
 					}
+					net0 := testenv.NetCounters(t)
 					p, r, _ := profileTransfer(t, cfg, mode)
+					logNetCounters(t, net0)
 					if !uringUnclassified(t, mode, cfg.Method, p.Zerocopy) {
 						c.check(t, p.Zerocopy, r)
 					}
@@ -166,6 +169,21 @@ func TestProfileZerocopyVerdicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logNetCounters logs the TCP counters that moved since before: a
+// retransmission or a pruned receive queue explains an odd split.
+func logNetCounters(t *testing.T, before map[string]uint64) {
+	t.Helper()
+	d := testenv.NetCounterDelta(before, testenv.NetCounters(t))
+	var moved []string
+	for k, v := range d {
+		if strings.HasPrefix(k, "TcpExt.") || k == "Tcp.RetransSegs" {
+			moved = append(moved, fmt.Sprintf("%s=%d", k, v))
+		}
+	}
+	slices.Sort(moved)
+	t.Logf("TCP counters: %s", strings.Join(moved, " "))
 }
 
 func zeroCopyTaken(t *testing.T, zc *report.Zerocopy, r transferChildResult) {

@@ -6,7 +6,6 @@ import (
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,37 +262,6 @@ type measured struct {
 	retrans uint64
 }
 
-// retransSegs reads Tcp RetransSegs from /proc/net/snmp.
-func retransSegs(t *testing.T) uint64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/net/snmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Tcp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i, n := range names {
-			if n == "RetransSegs" && i < len(f) {
-				v, err := strconv.ParseUint(f[i], 10, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
-		}
-	}
-	t.Fatal("no Tcp RetransSegs in /proc/net/snmp")
-	return 0
-}
-
 // transfer runs cfg on this process's threads, registered as targets,
 // between two readings of the session and the backend.
 func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Config) measured {
@@ -319,12 +287,12 @@ func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Con
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	retrans := retransSegs(t)
+	retrans := testenv.NetCounters(t)["Tcp.RetransSegs"]
 	res, err := x.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	retrans = retransSegs(t) - retrans
+	retrans = testenv.NetCounters(t)["Tcp.RetransSegs"] - retrans
 	s1, err := sess.Snapshot()
 	if err != nil {
 		t.Fatal(err)

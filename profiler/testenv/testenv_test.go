@@ -30,3 +30,22 @@ func TestExpectations(t *testing.T) {
 		t.Error("normal scale not picked")
 	}
 }
+
+func TestParseNetCounters(t *testing.T) {
+	text := "Tcp: RtoAlgorithm MaxConn RetransSegs\nTcp: 1 -1 42\nUdp: InDatagrams\nUdp: 7\n"
+	got := map[string]uint64{}
+	parseNetCounters(text, got)
+	want := map[string]uint64{"Tcp.RtoAlgorithm": 1, "Tcp.RetransSegs": 42, "Udp.InDatagrams": 7}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d", k, got[k], v)
+		}
+	}
+	d := NetCounterDelta(map[string]uint64{"a": 1, "b": 5}, map[string]uint64{"a": 3, "b": 5, "c": 2})
+	if len(d) != 2 || d["a"] != 2 || d["c"] != 2 {
+		t.Errorf("delta %v", d)
+	}
+}
