@@ -24,7 +24,9 @@
  * Owners are socket cookies registered from user space (SO_COOKIE).
  * Segments and payload bytes are also counted per (thread, owner, context)
  * for every registered socket, in softirq or not, which makes the byte
- * count checkable: every payload byte is received once. */
+ * count checkable: every payload byte is received once. Bytes counted for a
+ * segment that TCP then drops (skb:kfree_skb) are taken back: under receive
+ * memory pressure the dropped data comes again as a retransmission. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -33,6 +35,8 @@
 #include "softirq_owner.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+#define ZC_TCPHDR_FIN 0x01 /* TCPHDR_FIN, a macro the BTF does not carry */
 
 /* Shared with the accounting object (same definition): who runs on this
  * CPU and in which context. */
@@ -87,6 +91,29 @@ struct {
 	__type(key, __u64);
 	__type(value, struct zc_owner_pending);
 } pending SEC(".maps");
+
+/* The last segment tcp_probe counted bytes for on this CPU. If the stack
+ * then drops it (receive memory full, beyond the window, a duplicate of
+ * queued out-of-order data), those bytes were not received: its
+ * retransmission will be counted again. Matched by skb address and
+ * sequence range, so that a recycled skb address cannot match. */
+struct zc_owner_probe {
+	__u64 skb;
+	__u32 seq;
+	__u32 end_seq;
+	__u32 gen;
+	__u32 owner;
+	__u32 bytes;
+	__u8 ctx;
+	__u8 pad[3];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_owner_probe);
+} owner_probes SEC(".maps");
 
 __u64 owner_dropped = 0;
 
@@ -232,30 +259,114 @@ static __always_inline __u32 new_payload(struct sock *sk, const struct sk_buff *
 	return (__s32)(seq + len - from) > 0 ? seq + len - from : 0;
 }
 
+static __always_inline struct zc_owner_probe *this_probe(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&owner_probes, &zero);
+}
+
+static __always_inline __u8 owner_ctx(struct zc_cpu *c)
+{
+	if (in_net_rx(c))
+		return ZC_OWNER_CTX_NET_RX;
+	return c->depth == 0 ? ZC_OWNER_CTX_TASK : ZC_OWNER_CTX_OTHER;
+}
+
 static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *skb)
 {
 	__u64 cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	__u32 *tag = cookie ? bpf_map_lookup_elem(&owners, &cookie) : NULL;
 	__u32 owner = tag ? *tag : ZC_OWNER_OTHER;
 	struct zc_cpu *c = acct_cpu();
+	struct zc_owner_probe *p;
 	struct zc_owner_seg *s;
+	__u32 bytes;
 	__u8 ctx;
 
 	if (!c)
 		return 0;
-	if (in_net_rx(c)) {
-		ctx = ZC_OWNER_CTX_NET_RX;
+	ctx = owner_ctx(c);
+	if (ctx == ZC_OWNER_CTX_NET_RX) {
 		s = this_seg();
 		if (s && s->open && s->owner == ZC_OWNER_UNKNOWN)
 			s->owner = owner;
-	} else {
-		ctx = c->depth == 0 ? ZC_OWNER_CTX_TASK : ZC_OWNER_CTX_OTHER;
 	}
 	if (!tag)
 		return 0; /* other sockets' backlogs: unattributed either way */
 	if (ctx != ZC_OWNER_CTX_NET_RX)
 		resolve_pending(skb, owner);
-	add(current_gen(c), owner, ctx, 1, new_payload(sk, skb), 0);
+	bytes = new_payload(sk, skb);
+	add(current_gen(c), owner, ctx, 1, bytes, 0);
+	p = this_probe();
+	if (p) {
+		struct tcp_skb_cb *cb = (struct tcp_skb_cb *)&skb->cb[0];
+
+		p->skb = bytes ? (__u64)skb : 0;
+		p->seq = BPF_CORE_READ(cb, seq);
+		p->end_seq = BPF_CORE_READ(cb, end_seq);
+		p->gen = current_gen(c);
+		p->owner = owner;
+		p->bytes = bytes;
+		p->ctx = ctx;
+	}
+	return 0;
+}
+
+/* Drop reasons (CO-RE: the enum's values differ between kernels; -1 where
+ * a kernel lacks one) under which TCP frees an skb of its out-of-order
+ * queue: pruned under memory pressure, replaced by a segment that covers
+ * it, or made redundant by in-order data that covered it. Such an skb was
+ * counted in full when it arrived (all of it was past rcv_nxt), and its
+ * bytes will be counted again from the segment that does deliver them. */
+static __always_inline int ofo_drop_reason(int reason)
+{
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_TCP_OFO_QUEUE_PRUNE) &&
+	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_TCP_OFO_QUEUE_PRUNE))
+		return 1;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_TCP_OFOMERGE) &&
+	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_TCP_OFOMERGE))
+		return 1;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_TCP_OFO_DROP) &&
+	    reason == bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_TCP_OFO_DROP))
+		return 1;
+	return 0;
+}
+
+/* skb:kfree_skb (drops only; consumed skbs go to consume_skb): take back
+ * the bytes counted for a segment that was not received after all. */
+static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
+{
+	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)&skb->cb[0];
+	struct zc_owner_probe *p = this_probe();
+	struct zc_cpu *c;
+	struct sock *sk;
+	__u64 cookie;
+	__u32 *tag, seq, end_seq;
+
+	if (!p)
+		return 0;
+	if (p->skb == (__u64)skb) {
+		/* The segment tcp_probe just counted, dropped while TCP
+		 * processed it. */
+		p->skb = 0;
+		if (BPF_CORE_READ(cb, seq) == p->seq && BPF_CORE_READ(cb, end_seq) == p->end_seq)
+			add(p->gen, p->owner, p->ctx, 0, -(__u64)p->bytes, 0);
+		return 0;
+	}
+	if (!ofo_drop_reason(reason))
+		return 0;
+	sk = BPF_CORE_READ(skb, sk);
+	cookie = sk ? BPF_CORE_READ(sk, __sk_common.skc_cookie.counter) : 0;
+	tag = cookie ? bpf_map_lookup_elem(&owners, &cookie) : NULL;
+	c = acct_cpu();
+	if (!tag || !c)
+		return 0;
+	seq = BPF_CORE_READ(cb, seq);
+	end_seq = BPF_CORE_READ(cb, end_seq);
+	if (BPF_CORE_READ(cb, tcp_flags) & ZC_TCPHDR_FIN)
+		end_seq--;
+	if ((__s32)(end_seq - seq) > 0)
+		add(current_gen(c), *tag, owner_ctx(c), 0, -(__u64)(end_seq - seq), 0);
 	return 0;
 }
 
@@ -270,6 +381,9 @@ int BPF_PROG(btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec);
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
 
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(btf_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }
+
 /* ---- raw_tp ---- */
 
 SEC("raw_tp/netif_receive_skb")
@@ -280,3 +394,6 @@ int BPF_PROG(raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec);
 
 SEC("raw_tp/tcp_probe")
 int BPF_PROG(raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
+
+SEC("raw_tp/kfree_skb")
+int BPF_PROG(raw_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }

@@ -26,7 +26,7 @@ struct zc_owner_key {
 
 struct zc_owner_val {
 	__u64 segs;  /* tcp_probe events (registered sockets only) */
-	__u64 bytes; /* their new TCP payload (not seen before: no duplicates) */
+	__u64 bytes; /* their new TCP payload (not seen before: no duplicates), less dropped segments' */
 	__u64 ns;    /* NET_RX time of the segments (any socket) */
 };
 

@@ -45,6 +45,18 @@ type SoftirqOwnerZcOwnerPending struct {
 	Ns  uint64
 }
 
+type SoftirqOwnerZcOwnerProbe struct {
+	_      structs.HostLayout
+	Skb    uint64
+	Seq    uint32
+	EndSeq uint32
+	Gen    uint32
+	Owner  uint32
+	Bytes  uint32
+	Ctx    uint8
+	Pad    [3]uint8
+}
+
 type SoftirqOwnerZcOwnerSeg struct {
 	_     structs.HostLayout
 	Start uint64
@@ -67,13 +79,16 @@ type SoftirqOwnerZcOwnerVal struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	SoftirqOwnerMapCpuStates       = "cpu_states"
+	SoftirqOwnerMapOwnerProbes     = "owner_probes"
 	SoftirqOwnerMapOwnerSegs       = "owner_segs"
 	SoftirqOwnerMapOwnerStats      = "owner_stats"
 	SoftirqOwnerMapOwners          = "owners"
 	SoftirqOwnerMapPending         = "pending"
+	SoftirqOwnerProgBtfOwnKfreeSkb = "btf_own_kfree_skb"
 	SoftirqOwnerProgBtfOwnNetifRx  = "btf_own_netif_rx"
 	SoftirqOwnerProgBtfOwnSirqExit = "btf_own_sirq_exit"
 	SoftirqOwnerProgBtfOwnTcpProbe = "btf_own_tcp_probe"
+	SoftirqOwnerProgRawOwnKfreeSkb = "raw_own_kfree_skb"
 	SoftirqOwnerProgRawOwnNetifRx  = "raw_own_netif_rx"
 	SoftirqOwnerProgRawOwnSirqExit = "raw_own_sirq_exit"
 	SoftirqOwnerProgRawOwnTcpProbe = "raw_own_tcp_probe"
@@ -122,9 +137,11 @@ type SoftirqOwnerSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SoftirqOwnerProgramSpecs struct {
+	BtfOwnKfreeSkb *ebpf.ProgramSpec `ebpf:"btf_own_kfree_skb"`
 	BtfOwnNetifRx  *ebpf.ProgramSpec `ebpf:"btf_own_netif_rx"`
 	BtfOwnSirqExit *ebpf.ProgramSpec `ebpf:"btf_own_sirq_exit"`
 	BtfOwnTcpProbe *ebpf.ProgramSpec `ebpf:"btf_own_tcp_probe"`
+	RawOwnKfreeSkb *ebpf.ProgramSpec `ebpf:"raw_own_kfree_skb"`
 	RawOwnNetifRx  *ebpf.ProgramSpec `ebpf:"raw_own_netif_rx"`
 	RawOwnSirqExit *ebpf.ProgramSpec `ebpf:"raw_own_sirq_exit"`
 	RawOwnTcpProbe *ebpf.ProgramSpec `ebpf:"raw_own_tcp_probe"`
@@ -134,11 +151,12 @@ type SoftirqOwnerProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SoftirqOwnerMapSpecs struct {
-	CpuStates  *ebpf.MapSpec `ebpf:"cpu_states"`
-	OwnerSegs  *ebpf.MapSpec `ebpf:"owner_segs"`
-	OwnerStats *ebpf.MapSpec `ebpf:"owner_stats"`
-	Owners     *ebpf.MapSpec `ebpf:"owners"`
-	Pending    *ebpf.MapSpec `ebpf:"pending"`
+	CpuStates   *ebpf.MapSpec `ebpf:"cpu_states"`
+	OwnerProbes *ebpf.MapSpec `ebpf:"owner_probes"`
+	OwnerSegs   *ebpf.MapSpec `ebpf:"owner_segs"`
+	OwnerStats  *ebpf.MapSpec `ebpf:"owner_stats"`
+	Owners      *ebpf.MapSpec `ebpf:"owners"`
+	Pending     *ebpf.MapSpec `ebpf:"pending"`
 }
 
 // SoftirqOwnerVariableSpecs contains global variables before they are loaded into the kernel.
@@ -168,16 +186,18 @@ func (o *SoftirqOwnerObjects) Close() error {
 //
 // It can be passed to LoadSoftirqOwnerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SoftirqOwnerMaps struct {
-	CpuStates  *ebpf.Map `ebpf:"cpu_states"`
-	OwnerSegs  *ebpf.Map `ebpf:"owner_segs"`
-	OwnerStats *ebpf.Map `ebpf:"owner_stats"`
-	Owners     *ebpf.Map `ebpf:"owners"`
-	Pending    *ebpf.Map `ebpf:"pending"`
+	CpuStates   *ebpf.Map `ebpf:"cpu_states"`
+	OwnerProbes *ebpf.Map `ebpf:"owner_probes"`
+	OwnerSegs   *ebpf.Map `ebpf:"owner_segs"`
+	OwnerStats  *ebpf.Map `ebpf:"owner_stats"`
+	Owners      *ebpf.Map `ebpf:"owners"`
+	Pending     *ebpf.Map `ebpf:"pending"`
 }
 
 func (m *SoftirqOwnerMaps) Close() error {
 	return _SoftirqOwnerClose(
 		m.CpuStates,
+		m.OwnerProbes,
 		m.OwnerSegs,
 		m.OwnerStats,
 		m.Owners,
@@ -196,9 +216,11 @@ type SoftirqOwnerVariables struct {
 //
 // It can be passed to LoadSoftirqOwnerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SoftirqOwnerPrograms struct {
+	BtfOwnKfreeSkb *ebpf.Program `ebpf:"btf_own_kfree_skb"`
 	BtfOwnNetifRx  *ebpf.Program `ebpf:"btf_own_netif_rx"`
 	BtfOwnSirqExit *ebpf.Program `ebpf:"btf_own_sirq_exit"`
 	BtfOwnTcpProbe *ebpf.Program `ebpf:"btf_own_tcp_probe"`
+	RawOwnKfreeSkb *ebpf.Program `ebpf:"raw_own_kfree_skb"`
 	RawOwnNetifRx  *ebpf.Program `ebpf:"raw_own_netif_rx"`
 	RawOwnSirqExit *ebpf.Program `ebpf:"raw_own_sirq_exit"`
 	RawOwnTcpProbe *ebpf.Program `ebpf:"raw_own_tcp_probe"`
@@ -206,9 +228,11 @@ type SoftirqOwnerPrograms struct {
 
 func (p *SoftirqOwnerPrograms) Close() error {
 	return _SoftirqOwnerClose(
+		p.BtfOwnKfreeSkb,
 		p.BtfOwnNetifRx,
 		p.BtfOwnSirqExit,
 		p.BtfOwnTcpProbe,
+		p.RawOwnKfreeSkb,
 		p.RawOwnNetifRx,
 		p.RawOwnSirqExit,
 		p.RawOwnTcpProbe,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -155,7 +154,7 @@ func TestProfileZerocopyVerdicts(t *testing.T) {
 					}
 					net0 := testenv.NetCounters(t)
 					p, r, _ := profileTransfer(t, cfg, mode)
-					logNetCounters(t, net0)
+					t.Logf("TCP counters: %s", testenv.NetCountersMoved(t, net0))
 					if !uringUnclassified(t, mode, cfg.Method, p.Zerocopy) {
 						c.check(t, p.Zerocopy, r)
 					}
@@ -169,21 +168,6 @@ func TestProfileZerocopyVerdicts(t *testing.T) {
 			}
 		})
 	}
-}
-
-// logNetCounters logs the TCP counters that moved since before: a
-// retransmission or a pruned receive queue explains an odd split.
-func logNetCounters(t *testing.T, before map[string]uint64) {
-	t.Helper()
-	d := testenv.NetCounterDelta(before, testenv.NetCounters(t))
-	var moved []string
-	for k, v := range d {
-		if strings.HasPrefix(k, "TcpExt.") || k == "Tcp.RetransSegs" {
-			moved = append(moved, fmt.Sprintf("%s=%d", k, v))
-		}
-	}
-	slices.Sort(moved)
-	t.Logf("TCP counters: %s", strings.Join(moved, " "))
 }
 
 func zeroCopyTaken(t *testing.T, zc *report.Zerocopy, r transferChildResult) {

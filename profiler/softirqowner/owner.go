@@ -41,8 +41,10 @@ type Key struct {
 }
 
 // Counter: Segs and Bytes count tcp_probe events of registered sockets and
-// their TCP payload; NS is NET_RX time from one skb's entry into the stack
-// to the next skb or the softirq's exit, for every socket.
+// their new TCP payload, less the payload of segments TCP then dropped (a
+// key's Bytes can therefore wrap below zero; sums over keys are right);
+// NS is NET_RX time from one skb's entry into the stack to the next skb or
+// the softirq's exit, for every socket.
 type Counter struct {
 	Segs, Bytes, NS uint64
 }
@@ -74,6 +76,7 @@ var points = []struct{ tracepoint, prog string }{
 	{"netif_receive_skb", "own_netif_rx"},
 	{"softirq_exit", "own_sirq_exit"},
 	{"tcp_probe", "own_tcp_probe"},
+	{"kfree_skb", "own_kfree_skb"}, // takes back the bytes of dropped segments
 }
 
 // Attach loads the programs of the session's backend, sharing its

@@ -1,7 +1,9 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,4 +61,18 @@ func NetCounterDelta(before, after map[string]uint64) map[string]uint64 {
 		}
 	}
 	return d
+}
+
+// NetCountersMoved lists "name=delta" for the TCP counters (Tcp.RetransSegs
+// and every TcpExt one) that moved since before, sorted, for a test's log.
+func NetCountersMoved(t testing.TB, before map[string]uint64) string {
+	t.Helper()
+	var moved []string
+	for k, v := range NetCounterDelta(before, NetCounters(t)) {
+		if strings.HasPrefix(k, "TcpExt.") || k == "Tcp.RetransSegs" {
+			moved = append(moved, fmt.Sprintf("%s=%d", k, v))
+		}
+	}
+	slices.Sort(moved)
+	return strings.Join(moved, " ")
 }

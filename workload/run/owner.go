@@ -18,6 +18,10 @@ const ownerMethod = "each skb's NET_RX processing is timed from its entry into t
 // divided by its own timings.
 func ownerSplit(role workload.Role, threads []profiler.ThreadDelta, counts softirqowner.Counts, roleOf map[uint32]workload.Role) *report.SoftirqOwner {
 	so := &report.SoftirqOwner{Estimate: true, Method: ownerMethod}
+	// Bytes taken back for a dropped out-of-order segment land where the
+	// drop ran, not always where the segment was counted: sum signed and
+	// clamp, so a key that is only a take-back cannot wrap the total.
+	var ownBytes, peerBytes int64
 	type timed struct{ own, peer, total float64 }
 	byGen := map[uint32]*timed{}
 	for _, th := range threads {
@@ -38,13 +42,14 @@ func ownerSplit(role workload.Role, threads []profiler.ThreadDelta, counts softi
 		case ok && r == role:
 			tm.own += ns
 			so.OwnSegments += v.Segs
-			so.OwnBytes += v.Bytes
+			ownBytes += int64(v.Bytes)
 		case ok:
 			tm.peer += ns
 			so.PeerSegments += v.Segs
-			so.PeerBytes += v.Bytes
+			peerBytes += int64(v.Bytes)
 		}
 	}
+	so.OwnBytes, so.PeerBytes = uint64(max(ownBytes, 0)), uint64(max(peerBytes, 0))
 	for _, th := range threads {
 		var netrx uint64
 		for k, c := range th.Counters {

@@ -28,6 +28,10 @@ func TestOwnerSplit(t *testing.T) {
 		// Thread 2: a negative (moved-out) unknown counts as nothing.
 		{Gen: 2, Owner: rcvTag, Ctx: softirqowner.CtxNetRx}:                    {Segs: 1, Bytes: 50, NS: 20},
 		{Gen: 2, Owner: softirqowner.OwnerUnknown, Ctx: softirqowner.CtxNetRx}: {NS: ^uint64(4)},
+		// Thread 3: bytes taken back for dropped segments (modular): 20
+		// from the peer's total, and 64 from its own, which had none.
+		{Gen: 3, Owner: rcvTag, Ctx: softirqowner.CtxNetRx}: {Bytes: ^uint64(19)},
+		{Gen: 3, Owner: sndTag, Ctx: softirqowner.CtxNetRx}: {Bytes: ^uint64(63)},
 		// Another side's thread: not ours.
 		{Gen: 7, Owner: sndTag, Ctx: softirqowner.CtxNetRx}: {Segs: 100, NS: 1000},
 	}
@@ -37,7 +41,7 @@ func TestOwnerSplit(t *testing.T) {
 	if so.NetRxNS != 1480 || so.ForOwnNS != 200 || so.ForPeerNS != 1000 || so.UnattributedNS != 280 {
 		t.Errorf("split %+v", so)
 	}
-	if so.OwnSegments != 4 || so.PeerSegments != 3 || so.PeerBytes != 150 || so.OwnBytes != 0 || !so.Estimate {
+	if so.OwnSegments != 4 || so.PeerSegments != 3 || so.PeerBytes != 130 || so.OwnBytes != 0 || !so.Estimate {
 		t.Errorf("segments %+v", so)
 	}
 }
