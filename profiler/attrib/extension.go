@@ -114,6 +114,13 @@ type EntryAnnotator interface {
 	AnnotateEntry(p *report.Process, threads []profiler.ThreadDelta, prev, cur Reading)
 }
 
+// Warner is a Backend that can say what it failed to measure between two
+// readings (the exact backend: calls the kernel skipped); Annotate adds
+// its warnings to the document.
+type Warner interface {
+	Warnings(prev, cur Reading) []string
+}
+
 type extension struct {
 	b       Backend
 	skipped map[string]string

@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/zcprof/zcprof/profiler"
@@ -136,10 +137,17 @@ func FillSystem(sys *report.System, cats map[profiler.Key][]report.Category) {
 }
 
 // Annotate records the backend in a document: backends.attribution, what
-// it could not provide in backends.unavailable, and a warning when many of
-// the samples between prev and cur came early.
+// it could not provide in backends.unavailable, a warning when many of the
+// samples between prev and cur came early, and the backend's own warnings.
 func Annotate(d *report.Document, b Backend, prev, cur Reading) {
 	warnEarly(d, prev, cur)
+	if w, ok := b.(Warner); ok {
+		for _, s := range w.Warnings(prev, cur) {
+			if !slices.Contains(d.Warnings, s) {
+				d.Warnings = append(d.Warnings, s)
+			}
+		}
+	}
 	d.Backends.Attribution = b.Name()
 	delete(d.Backends.Unavailable, "attribution")
 	for k, v := range b.Unavailable() {

@@ -163,6 +163,9 @@ func (b *Backend) Unavailable() map[string]string {
 	if b.noShares != "" {
 		out["copy share"] = b.noShares
 	}
+	if why := b.tracer.noMissedCounts; why != "" {
+		out[unavailableKprobeMissed] = why
+	}
 	return out
 }
 

@@ -54,6 +54,9 @@ type Lost struct {
 type Snapshot struct {
 	Stats map[FuncKey]Stat
 	Lost  Lost
+	// Missed is the calls the kernel skipped, per function id (see
+	// Tracer.missed): not in Stats at all, or in Lost.
+	Missed map[uint8]uint64
 }
 
 // Snapshot reads the counters (summed over CPUs).
@@ -82,14 +85,20 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 		}
 	}
 	snap.Lost = Lost{NoFrame: lost[0], Overflow: lost[1], Unwound: lost[2], Dropped: lost[3]}
+	snap.Missed = t.missed()
 	return snap, nil
 }
 
 // Delta is cur - prev; prev may be nil (everything since attach).
 func Delta(prev, cur *Snapshot) *Snapshot {
-	d := &Snapshot{Stats: map[FuncKey]Stat{}}
+	d := &Snapshot{Stats: map[FuncKey]Stat{}, Missed: map[uint8]uint64{}}
 	if prev == nil {
 		prev = &Snapshot{Stats: map[FuncKey]Stat{}}
+	}
+	for id, n := range cur.Missed {
+		if n > prev.Missed[id] {
+			d.Missed[id] = n - prev.Missed[id]
+		}
 	}
 	for k, s := range cur.Stats {
 		if v := s.sub(prev.Stats[k]); v != (Stat{}) {

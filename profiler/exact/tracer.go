@@ -38,6 +38,16 @@ type Tracer struct {
 	progs       []*ebpf.Program
 	attached    []Function
 	unavailable map[string]string // function name -> reason
+	// probes are each attached function's entry and exit, for what the
+	// kernel says it skipped (see missed).
+	probes map[uint8]funcProbes
+	// noMissedCounts says why kprobe misses cannot be known ("" if they can).
+	noMissedCounts string
+}
+
+type funcProbes struct {
+	links []link.Link
+	progs []*ebpf.Program
 }
 
 // Error is a failed Attach. Nothing is left loaded.
@@ -84,7 +94,7 @@ func Attach(h Host, opts Options) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse funcexact object: %w", err)
 	}
-	t := &Tracer{mode: opts.Mode, unavailable: map[string]string{}}
+	t := &Tracer{mode: opts.Mode, unavailable: map[string]string{}, probes: map[uint8]funcProbes{}}
 	if err := t.loadClock(spec, h); err != nil {
 		t.Close()
 		return nil, &Error{Mode: opts.Mode, Reason: err.Error()}
@@ -105,8 +115,32 @@ func Attach(h Host, opts Options) (*Tracer, error) {
 		t.Close()
 		return nil, &Error{Mode: opts.Mode, Reason: summarize(opts.Mode, reasons), Functions: reasons}
 	}
+	if opts.Mode == ModeKprobe && !t.kprobeMissedCounted() {
+		t.noMissedCounts = "this kernel has no kprobe link info (6.6+, with the missed count 6.7+): calls a kprobe or kretprobe " +
+			"skipped cannot be detected; the BPF recursion guard's skips still are"
+	}
 	h.TrackPrograms(t.progs...)
 	return t, nil
+}
+
+// unavailableKprobeMissed is the backends.unavailable key for kernels that
+// do not report kprobe misses.
+const unavailableKprobeMissed = "kprobe missed counts"
+
+// kprobeMissedCounted reports whether the kernel gives the kprobe links'
+// missed counts (perf-event link info, 6.6+; 6.6 itself reads 0).
+func (t *Tracer) kprobeMissedCounted() bool {
+	for _, fp := range t.probes {
+		for _, l := range fp.links {
+			info, err := l.Info()
+			if err != nil {
+				return false
+			}
+			pe := info.PerfEvent()
+			return pe != nil && pe.Kprobe() != nil
+		}
+	}
+	return false
 }
 
 // loadClock loads and attaches the clock programs, which own the fx_* maps.
@@ -184,8 +218,43 @@ func (t *Tracer) attachFunction(spec *ebpf.CollectionSpec, h Host, f Function) s
 	}
 	t.colls = append(t.colls, coll)
 	t.links = append(t.links, links...)
-	t.progs = append(t.progs, coll.Programs[exit], coll.Programs[entry])
+	progs := []*ebpf.Program{coll.Programs[exit], coll.Programs[entry]}
+	t.progs = append(t.progs, progs...)
+	t.probes[f.ID] = funcProbes{links: links, progs: progs}
 	return ""
+}
+
+// missed is how many calls of each attached function the kernel skipped,
+// by function id: a kprobe or kretprobe that did not fire (reentered from
+// another probe's handler on the same CPU, or out of kretprobe instances;
+// the link's missed count, 6.7+) and program runs the BPF recursion guard
+// refused (bpf_prog_active for kprobes: a probe hit from an interrupt
+// while another kprobe program runs; the trampoline's own guard for
+// fentry). Such a call is absent from the counters, or half-seen. Kernels
+// that do not count a kind report 0 for it.
+func (t *Tracer) missed() map[uint8]uint64 {
+	out := map[uint8]uint64{}
+	for id, fp := range t.probes {
+		var n uint64
+		for _, l := range fp.links {
+			if info, err := l.Info(); err == nil {
+				if pe := info.PerfEvent(); pe != nil {
+					if kp := pe.Kprobe(); kp != nil {
+						n += kp.Missed
+					}
+				}
+			}
+		}
+		for _, p := range fp.progs {
+			if st, err := p.Stats(); err == nil {
+				n += st.RecursionMisses
+			}
+		}
+		if n > 0 {
+			out[id] = n
+		}
+	}
+	return out
 }
 
 func (t *Tracer) attachOne(fn, name string, prog *ebpf.Program) (link.Link, error) {
@@ -306,7 +375,7 @@ func (t *Tracer) Close() error {
 	if t.clock != nil {
 		t.clock.Close()
 	}
-	t.links, t.colls, t.clock, t.progs = nil, nil, nil, nil
+	t.links, t.colls, t.clock, t.progs, t.probes = nil, nil, nil, nil, nil
 	bpf.WaitGone(ids)
 	return errors.Join(errs...)
 }
