@@ -36,11 +36,12 @@ func lossWarnings(mode string, fx *Snapshot) []string {
 			if f, ok := ByID(uint8(id)); ok {
 				name = f.Name
 			}
-			parts = append(parts, fmt.Sprintf("%d of %s", fx.Missed[uint8(id)], name))
+			parts = append(parts, fmt.Sprintf("%d for %s", fx.Missed[uint8(id)], name))
 		}
-		out = append(out, fmt.Sprintf("function-exact (%s): the kernel skipped %s calls (a probe hit inside another probe's handler, "+
-			"kretprobe instances used up, or the BPF recursion guard): their time and bytes are missing from the function figures",
-			mode, strings.Join(parts, ", ")))
+		// Entry and exit count separately: one call can be two misses.
+		out = append(out, fmt.Sprintf("function-exact (%s): the kernel skipped probe or program runs: %s (a probe hit inside another "+
+			"probe's handler, kretprobe instances used up, or the BPF recursion guard); the calls they belong to are missing "+
+			"from the function figures, or only partly in them", mode, strings.Join(parts, ", ")))
 	}
 	l := fx.Lost
 	var lost []string

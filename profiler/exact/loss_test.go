@@ -17,7 +17,7 @@ func TestLossWarnings(t *testing.T) {
 	if len(w) != 2 {
 		t.Fatalf("warnings %q", w)
 	}
-	if !strings.Contains(w[0], "function-exact (kprobe): the kernel skipped 1 of tcp_sendmsg_locked, 5 of skb_copy_ubufs calls") {
+	if !strings.Contains(w[0], "function-exact (kprobe): the kernel skipped probe or program runs: 1 for tcp_sendmsg_locked, 5 for skb_copy_ubufs (") {
 		t.Errorf("missed warning %q", w[0])
 	}
 	if w[1] != "function-exact (kprobe): calls not measured: 3 exits without their entry, 2 entries whose exit never came" {
