@@ -67,7 +67,8 @@ enum zc_sampler_stat {
 	ZC_STAT_DROPPED = 2,     /* samples map full */
 	ZC_STAT_NOSTACK = 3,     /* bpf_get_stack failed in kernel mode */
 	ZC_STAT_UNWOUND = 4,     /* target samples given a full unwind */
-	ZC_NR_STATS = 5,
+	ZC_STAT_SKIPPED = 5,     /* timer periods that passed without a sample (6.2+) */
+	ZC_NR_STATS = 6,
 };
 
 #endif

@@ -62,8 +62,10 @@ type Samples struct {
 	// non-target task context (idle loop, other tasks), which are counted
 	// but not unwound; Dropped the samples lost to a full map; NoStack
 	// kernel samples the unwinder could not walk; Unwound the target
-	// samples given a full unwind.
-	Total, SystemTask, Dropped, NoStack, Unwound uint64
+	// samples given a full unwind; Skipped the timer periods, on any CPU,
+	// that gave no sample because the timer ran a period or more late
+	// (measured from 6.2, else 0).
+	Total, SystemTask, Dropped, NoStack, Unwound, Skipped uint64
 }
 
 // Backend implements Reading.
@@ -75,7 +77,7 @@ func (a *Samples) Sub(b *Samples) *Samples {
 		return a
 	}
 	out := &Samples{UsualLatenessNS: a.UsualLatenessNS, Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
-		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound}
+		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound, Skipped: a.Skipped - b.Skipped}
 	out.Leaves = subCounts(a.Leaves, b.Leaves)
 	out.Counts = subCounts(a.Counts, b.Counts)
 	out.EarlyLeaves = subCounts(a.EarlyLeaves, b.EarlyLeaves)
@@ -189,7 +191,7 @@ func (s *Sampler) Collect() (*Samples, error) {
 		out.UsualLatenessNS = refs / cpus
 	}
 	var perCPU []uint64
-	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound} {
+	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound, &out.Skipped} {
 		if err := s.coll.Maps["sampler_stats"].Lookup(uint32(i), &perCPU); err != nil {
 			return nil, fmt.Errorf("read sampler stats: %w", err)
 		}
