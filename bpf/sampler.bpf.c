@@ -80,13 +80,15 @@ struct {
 	__type(value, __u64);
 } sampler_stats SEC(".maps");
 
-static __always_inline void count(__u32 stat)
+static __always_inline void count_n(__u32 stat, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&sampler_stats, &stat);
 
 	if (v)
-		*v += 1;
+		*v += n;
 }
+
+static __always_inline void count(__u32 stat) { count_n(stat, 1); }
 
 /* v & mask, with what clang knows about v hidden (see accounting.bpf.c). */
 static __always_inline __u32 masked(__u32 v, __u32 mask)
@@ -135,10 +137,11 @@ extern void *bpf_cast_to_kern_ctx(void *) __ksym __weak;
 
 /* came_early measures how late the cpu-clock hrtimer that called us ran
  * (perf_swevent_hrtimer runs the overflow before it forwards the timer,
- * so the timer still holds the expiry that fired), updates the CPU's usual
- * lateness and says whether this sample came early (struct zc_timer). The
- * running percentile moves up three steps when above and down one when
- * below, which settles where a quarter of the values lie above. */
+ * so the timer still holds the expiry that fired), counts the periods that
+ * lateness skipped, updates the CPU's usual lateness and says whether this
+ * sample came early (struct zc_timer). The running percentile moves up
+ * three steps when above and down one when below, which settles where a
+ * quarter of the values lie above. */
 static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 {
 	struct bpf_perf_event_data_kern *kctx;
@@ -161,13 +164,8 @@ static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 	 * interrupts off) give no sample. Count them, so that a sample total
 	 * can be checked against the time it stands for. */
 	period = kctx->event->hw.sample_period;
-	if (period && (__u64)late >= period) {
-		__u32 stat = ZC_STAT_SKIPPED;
-		__u64 *v = bpf_map_lookup_elem(&sampler_stats, &stat);
-
-		if (v)
-			*v += (__u64)late / period;
-	}
+	if (period && (__u64)late >= period)
+		count_n(ZC_STAT_SKIPPED, (__u64)late / period);
 	ref = tm->ref;
 	if ((__u64)late > ref)
 		tm->ref = ref + 3 * 256;

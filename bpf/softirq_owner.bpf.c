@@ -298,10 +298,12 @@ static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *s
 	bytes = new_payload(sk, skb);
 	add(current_gen(c), owner, ctx, 1, bytes, 0);
 	p = this_probe();
-	if (p) {
+	if (p && !bytes) {
+		p->skb = 0; /* nothing counted, nothing to take back */
+	} else if (p) {
 		struct tcp_skb_cb *cb = (struct tcp_skb_cb *)&skb->cb[0];
 
-		p->skb = bytes ? (__u64)skb : 0;
+		p->skb = (__u64)skb;
 		p->seq = BPF_CORE_READ(cb, seq);
 		p->end_seq = BPF_CORE_READ(cb, end_seq);
 		p->gen = current_gen(c);
