@@ -512,8 +512,9 @@ func TestExactMsgZerocopy(t *testing.T) {
 			t.Logf("skb_copy_ubufs: %d bytes in %d calls; missed %v, lost %+v", scu.Bytes, scu.Calls, m.fx.Missed, m.fx.Lost)
 			switch {
 			case lost > 0:
-				t.Logf("skb_copy_ubufs copied %d bytes of %d; the backend warned: %q", scu.Bytes, cfg.Bytes, lossWarnings(mode, m.fx))
-				if len(lossWarnings(mode, m.fx)) == 0 {
+				warned := lossWarnings(mode, m.fx)
+				t.Logf("skb_copy_ubufs copied %d bytes of %d; the backend warned: %q", scu.Bytes, cfg.Bytes, warned)
+				if len(warned) == 0 {
 					t.Errorf("calls were lost, and no warning says so")
 				}
 			case scu.Bytes < uint64(cfg.Bytes) || (m.retrans == 0 && scu.Bytes != uint64(cfg.Bytes)):

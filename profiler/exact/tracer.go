@@ -130,17 +130,15 @@ const unavailableKprobeMissed = "kprobe missed counts"
 // kprobeMissedCounted reports whether the kernel gives the kprobe links'
 // missed counts (perf-event link info, 6.6+; 6.6 itself reads 0).
 func (t *Tracer) kprobeMissedCounted() bool {
-	for _, fp := range t.probes {
-		for _, l := range fp.links {
-			info, err := l.Info()
-			if err != nil {
-				return false
-			}
-			pe := info.PerfEvent()
-			return pe != nil && pe.Kprobe() != nil
-		}
+	if len(t.links) == 0 {
+		return false
 	}
-	return false
+	info, err := t.links[len(t.links)-1].Info() // a function's probe; the clock's links come first
+	if err != nil {
+		return false
+	}
+	pe := info.PerfEvent()
+	return pe != nil && pe.Kprobe() != nil
 }
 
 // loadClock loads and attaches the clock programs, which own the fx_* maps.
