@@ -6,9 +6,9 @@ GO        ?= go
 BIN       := bin/zcprof
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
-PRIVILEGED := run test bench vmtest
+PRIVILEGED := run test bench soak vmtest
 
-.PHONY: all build run test bench vmtest generate check-generated vmlinux deps-bpf clean vendor-chartjs
+.PHONY: all build run test bench soak vmtest generate proto check-generated vmlinux deps-bpf deps-proto deps-test deps-bench clean vendor-chartjs
 
 all: build
 
@@ -30,37 +30,91 @@ run: build
 # package's transfers and sessions running beside another's perturbed both
 # (the stale-namespace race; once, deferred-copy bytes short on loopback
 # and veth, cause not established).
-test:
+# Then the agent's request decoder and validator, fuzzed briefly (the
+# corpus in workload/remote/testdata/fuzz seeds it).
+test: deps-test
 	ZCPROF_REQUIRE_BPF=1 $(GO) test -p 1 -count=1 -timeout 30m ./...
+	$(GO) test -run '^$$' -fuzz FuzzRequest -fuzztime 10s ./workload/remote/
 
-# Overhead and speed, as ratios measured side by side in one run.
-bench: build
+# Overhead and speed, as ratios measured side by side in one run
+# (BenchmarkProbeEffect compares zcprof with perf and bpftrace).
+bench: build deps-test deps-bench
 	ZCPROF_REQUIRE_BPF=1 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+# Churn soak: profile -a for SOAK (a Go duration) with ~100 short processes
+# a second and a late busy process checked against its own CPU clock;
+# prints peak RSS and the whole-run report's build time (make bench runs
+# it for 2 minutes).
+SOAK ?= 1h
+soak: build deps-test
+	ZCPROF_REQUIRE_BPF=1 ZCPROF_SOAK=$(SOAK) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSoak$$' -benchtime 1x -timeout 0 ./profiler/
 
 # The BPF tests on Debian's 6.1 and 6.12 kernels under qemu, where fentry
 # and kprobes work (docs/vmtest.md); regenerates docs/tested-kernels.md.
-# KERNELS="6.1" for one.
+# KERNELS="6.1" for one; KERNELS="6.1 6.12 6.12-rt" adds Debian's PREEMPT_RT
+# flavour (not in CI yet, docs/vmtest.md).
 vmtest:
 	.ci/vmtest $(KERNELS)
 endif
 
-# Rebuild the BPF objects and their Go loaders (committed, so that go build
-# needs no clang).
-generate: deps-bpf
+# Rebuild the BPF objects and their Go loaders, and the control protocol's
+# Go code (all committed, so that go build needs neither clang nor protoc).
+generate: deps-bpf proto
 	cd bpf && $(GO) generate ./...
 
-# CI: the committed objects must match the C sources.
+# The `zcprof serve` control protocol: protoc from Debian, its Go plugins
+# at pinned versions built from the module proxy.
+PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+PROTO_BIN          := $(CURDIR)/bin/proto
+proto: deps-proto
+	cd workload/remote && PATH="$(PROTO_BIN):$$PATH" protoc --go_out=. --go_opt=paths=source_relative \
+		--go-grpc_out=. --go-grpc_opt=paths=source_relative pb/agent.proto
+
+deps-proto:
+	@command -v protoc >/dev/null || $(call apt-install,protobuf-compiler)
+	GOBIN=$(PROTO_BIN) $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(PROTO_BIN) $(GO) install $(PROTOC_GEN_GO_GRPC)
+
+# CI: the committed objects must match the C sources, and the protocol's
+# Go code its .proto.
 check-generated: generate
-	git diff --exit-code --stat -- bpf/ || { echo "bpf/: generated files are stale: run make generate and commit" >&2; exit 1; }
+	git diff --exit-code --stat -- bpf/ workload/remote/pb/ || { echo "generated files are stale: run make generate and commit" >&2; exit 1; }
 
 # Regenerate bpf/vmlinux.h from the running kernel's BTF.
 vmlinux: deps-bpf
 	bpftool btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux.h
 
+# apt-install installs the Debian packages named by the shell word $(1),
+# refreshing the package lists only when the install needs it (a fresh
+# machine has none). APT_GET="echo apt-get" shows what would be installed.
+APT_GET ?= apt-get
+define apt-install
+{ [ "$$(id -u)" = 0 ] || SUDO=sudo; export DEBIAN_FRONTEND=noninteractive; \
+  echo "installing:$(1)" >&2; \
+  $$SUDO $(APT_GET) install -y -qq --no-install-recommends $(1) >/dev/null || \
+  { $$SUDO $(APT_GET) update -qq && $$SUDO $(APT_GET) install -y -qq --no-install-recommends $(1) >/dev/null; }; }
+endef
+
 deps-bpf:
 	@command -v clang >/dev/null && command -v bpftool >/dev/null && test -f /usr/include/bpf/bpf_helpers.h || \
-		{ [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO apt-get update -qq && \
-		  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang llvm libbpf-dev bpftool; }
+		$(call apt-install,clang llvm libbpf-dev bpftool)
+
+# What the tests run besides zcprof, as command=Debian package: chromium
+# renders the HTML reports (headless), ip builds the netns topologies,
+# script gives the progress tests a terminal, iperf3 is the benchmark's
+# reference, ethtool turns a veth's scatter-gather off and nsenter enters
+# the namespaces of the two-host tests. A test without its tool fails under make test (RequireTool).
+TEST_TOOLS := chromium=chromium ip=iproute2 script=bsdutils iperf3=iperf3 ethtool=ethtool nsenter=util-linux
+
+deps-test:
+	@missing=; for t in $(TEST_TOOLS); do command -v $${t%%=*} >/dev/null || missing="$$missing $${t#*=}"; done; \
+	[ -z "$$missing" ] || $(call apt-install,$$missing)
+
+# What make bench measures zcprof against.
+deps-bench:
+	@command -v bpftrace >/dev/null && command -v perf >/dev/null || \
+		$(call apt-install,bpftrace linux-perf)
 
 clean:
 	rm -rf bin

@@ -15,7 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "accounting.h"
+#include "common.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -29,6 +29,13 @@ const volatile char cfg_comm[16] = {};
  * threads that exist at start with small generations. */
 __u32 next_gen = 1 << 24;
 __u64 dropped = 0;
+/* Threads (and their infos) the maps refused: such a thread's time goes
+ * to the SYSTEM row. Counted, so that user space says so. Any error but
+ * EEXIST is a refusal: a full map gives E2BIG on 6.12 and later, but 6.1
+ * refused a full preallocated map's inserts with another code. */
+__u64 threads_full = 0;
+__u64 thread_infos_full = 0;
+#define ZC_EEXIST 17
 /* Bumped by user space when it adds targets, so that every CPU re-resolves
  * its current task (a busy thread may not switch out for a long time). */
 __u32 targets_epoch = 0;
@@ -36,6 +43,14 @@ __u32 targets_epoch = 0;
  * VMs' patched kernel: a task became current with no event), and the
  * nanoseconds around them whose owner is estimated. */
 __u64 missed_switches = 0;
+/* Runs whose measured-minus-kernel difference clamp_diff() threw away (more
+ * than 100 ms either way): the self-check says how many. */
+__u64 clamped_runs = 0;
+/* What each handler run costs before its first clock read and after its
+ * last (tracepoint dispatch, the syscall slow path a sys_enter probe
+ * forces, the clock reads' own edges): measured by user space once against
+ * a trivial program with the same shape (floor.bpf.c), set after load. */
+__u64 dispatch_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -44,13 +59,6 @@ struct {
 	__type(key, struct zc_stat_key);
 	__type(value, struct zc_stat_val);
 } stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct zc_thread);
-} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -66,13 +74,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct zc_thread_info);
 } thread_infos SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct zc_cpu);
-} cpu_states SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -117,21 +118,10 @@ enum {
 	NR_pselect6 = 270, NR_ppoll = 271, NR_splice = 275, NR_tee = 276,
 	NR_vmsplice = 278, NR_epoll_pwait = 281, NR_recvmmsg = 299,
 	NR_sendmmsg = 307, NR_io_uring_enter = 426, NR_epoll_pwait2 = 441,
+	NR_restart_syscall = 219,
 };
 
-/* v & mask, with what clang knows about v hidden so that it keeps the mask
- * the verifier needs to bound an array index. */
-static __always_inline __u32 masked(__u32 v, __u32 mask)
-{
-	asm volatile("" : "+r"(v));
-	return v & mask;
-}
 
-static __always_inline struct zc_cpu *this_cpu(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&cpu_states, &zero);
-}
 
 static __always_inline struct zc_stat_val *stat_slot(struct zc_stat_key *k)
 {
@@ -258,33 +248,64 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 	struct zc_thread t = { .tgid = tgid, .path = PATH_UNKNOWN };
 	struct zc_thread_info info = { .tid = tid, .tgid = tgid };
 	__u32 flags = BPF_CORE_READ(task, flags);
+	long err;
 
 	/* Kernel-side threads never make syscalls: their whole life is one
 	 * path. io_uring workers (iou-wrk, iou-sqp) belong to the ring's owner. */
 	if (flags & PF_IO_WORKER)
-		t.path = PATH_TX_IO_URING;
+		t.path = PATH_IO_URING;
 	else if (flags & PF_KTHREAD)
 		t.path = PATH_OTHER;
 	t.gen = __sync_fetch_and_add(&next_gen, 1);
 	info.start_ns = BPF_CORE_READ(task, start_time);
 	info.first_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
 	bpf_get_current_comm(&info.comm, sizeof(info.comm));
-	bpf_map_update_elem(&thread_infos, &t.gen, &info, BPF_NOEXIST);
-	bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	err = bpf_map_update_elem(&thread_infos, &t.gen, &info, BPF_NOEXIST);
+	if (err && err != -ZC_EEXIST)
+		__sync_fetch_and_add(&thread_infos_full, 1);
+	err = bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	if (err && err != -ZC_EEXIST) {
+		/* No thread will ever carry this generation: its info would
+		 * never be released. */
+		__sync_fetch_and_add(&threads_full, 1);
+		bpf_map_delete_elem(&thread_infos, &t.gen);
+	}
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
 /* Learn who is current on this CPU (lazily, once per switch-in). */
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes);
 
+/* The handler time gathered on this CPU goes to its owner: the current
+ * thread, or the system row when no target is current. */
+static __always_inline void flush_probe(struct zc_cpu *c)
+{
+	__u64 ns = c->probe_ns, runs = c->probe_runs;
+
+	if (!ns && !runs)
+		return;
+	c->probe_ns = 0;
+	c->probe_runs = 0;
+	if (c->gen)
+		add_stat(c->gen, PROBE_PATH, CTX_PROBE, ns, runs, 0);
+	else
+		add_stat(0, c->sys_path, CTX_PROBE, ns, runs, 0);
+}
+
 /* Another task is current than the last sched_switch announced (as next,
  * or as the task we resolved since). Cut where
  * the kernel started the current task's run (its se.exec_start, converted
  * with the CPU's clock offset), as on_switch would have. */
-static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid)
+static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 now = bpf_ktime_get_ns(), rq = task->se.exec_start, b = now, last = c->last_ts;
+	__u64 rq = task->se.exec_start, b, last = c->last_ts;
+
+	if (!now) /* syscall handlers resolve before their clock read */
+		now = bpf_ktime_get_ns();
+	catch_up(c, now);
+	last = c->last_ts;
+	b = now;
 
 	__sync_fetch_and_add(&missed_switches, 1);
 	if (c->clk_off && rq)
@@ -306,6 +327,7 @@ static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid)
 		if (t)
 			add_stat(t->gen, t->path, CTX_SWITCH_UNCERTAIN, window, 1, 0);
 	}
+	flush_probe(c);
 	c->in_pid = tid;
 	c->in_ts = b;
 	c->in_rq = rq;
@@ -314,7 +336,22 @@ static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid)
 	c->gen = 0;
 }
 
-static __always_inline void resolve(struct zc_cpu *c)
+/* Where the span before this event ends: dispatch_ns before the
+ * handler's first clock read, which is when the event really began. The
+ * difference becomes probe time (probe_done from the cut). */
+static __always_inline __u64 dispatch_cut(struct zc_cpu *c, __u64 now)
+{
+	__u64 est = dispatch_ns, last;
+
+	catch_up(c, now);
+	last = c->last_ts;
+
+	if (!last || now <= last)
+		return now;
+	return now - last > est ? now - est : last;
+}
+
+static __always_inline void resolve(struct zc_cpu *c, __u64 now)
 {
 	struct task_struct *task;
 	struct zc_thread *t;
@@ -323,7 +360,7 @@ static __always_inline void resolve(struct zc_cpu *c)
 
 	/* Whether or not the announced task was resolved yet. */
 	if (c->last_ts && c->tid != (__u32)bpf_get_current_pid_tgid())
-		missed_switch(c, (__u32)bpf_get_current_pid_tgid());
+		missed_switch(c, (__u32)bpf_get_current_pid_tgid(), now);
 	if (c->resolved && c->epoch == targets_epoch)
 		return;
 	c->epoch = targets_epoch;
@@ -411,27 +448,105 @@ static __always_inline void move_unknown(struct zc_thread *t, __u8 to)
  * below uses probe reads (~50-70 ns each on our VMs). */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
-static __always_inline __u32 fd_mode(long fd)
-{
-	/* task->files->fdt are typed BTF pointers: plain loads. The fd array
-	 * slot still needs a probe read. The fd is not checked against
-	 * max_fds: a bad fd fails the syscall anyway, and the probe read
-	 * cannot fault. */
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct file **fds = task->files->fdt->fd;
-	struct file *f = NULL;
+/* What an fd is, as classify() needs it: its file type (S_IFMT bits),
+ * except that a socket is FD_TCP or FD_SOCK. The socket paths are TCP's:
+ * UDP, AF_UNIX, netlink, MPTCP and raw sockets are FD_SOCK and their
+ * syscalls go to "other". S_IFMT types are multiples of 010000, so
+ * FD_SOCK is none of them. */
+#define FD_TCP S_IFSOCK
+#define FD_SOCK 1
 
-	if (fd < 0 || fd > 0xfffff)
-		return 0;
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+static __always_inline __u32 sock_kind(__u16 protocol, __u16 type)
+{
+	return is_tcp_stream(protocol, type) ? FD_TCP : FD_SOCK;
+}
+
+static __always_inline __u32 fd_kind(long fd)
+{
+	/* A socket file's private_data is its struct socket. */
+	struct file *f = fd_file(fd);
+	struct socket *sock;
+	__u32 mode;
+
 	if (!f)
 		return 0;
 	if (bpf_rdonly_cast) {
 		struct file *typed = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
-		return typed->f_inode->i_mode & S_IFMT;
+		struct sock *sk;
+
+		mode = typed->f_inode->i_mode & S_IFMT;
+		if (mode != S_IFSOCK)
+			return mode;
+		sock = bpf_rdonly_cast(typed->private_data, bpf_core_type_id_kernel(struct socket));
+		sk = sock->sk;
+		return sock_kind(sk->sk_protocol, sk->sk_type);
 	}
-	return BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	if (mode != S_IFSOCK)
+		return mode;
+	sock = BPF_CORE_READ(f, private_data);
+	return sock_kind(BPF_CORE_READ(sock, sk, sk_protocol), BPF_CORE_READ(sock, sk, sk_type));
 }
+
+#define IORING_SETUP_SQPOLL (1U << 1)
+#define IORING_SETUP_SQE128 (1U << 10)
+#define IORING_SETUP_NO_SQARRAY (1U << 16)
+#define IORING_ENTER_REGISTERED_RING (1U << 4)
+#define IORING_OP_SENDMSG 9
+#define IORING_OP_SEND 26
+#define IORING_OP_SEND_ZC 47
+#define IORING_OP_SENDMSG_ZC 48
+
+/* io_uring_enter(fd, to_submit, min_complete, flags, ...) is a send when
+ * the first SQE it submits is one: read from the ring as io_submit_sqes()
+ * will (ctx->cached_sq_head, through sq_array unless NO_SQARRAY). A ring
+ * mixing sends with other work is classified by its first SQE. Waits
+ * (nothing to submit), SQPOLL rings (their thread submits) and registered
+ * ring fds (an index, not an fd) are PATH_IO_URING. */
+static __always_inline __u8 uring_enter_path(struct pt_regs *regs)
+{
+	struct file *f;
+	struct io_ring_ctx *ctx;
+	struct io_uring_sqe *sqes;
+	__u32 *sq_array, flags, head, tail, entries, idx;
+	__u8 op = 0;
+
+	if ((regs->r10 & IORING_ENTER_REGISTERED_RING) || !(__u32)regs->si)
+		return PATH_IO_URING;
+	f = fd_file(regs->di);
+	if (!f)
+		return PATH_IO_URING;
+	ctx = BPF_CORE_READ(f, private_data);
+	flags = BPF_CORE_READ(ctx, flags);
+	head = BPF_CORE_READ(ctx, cached_sq_head);
+	tail = BPF_CORE_READ(ctx, rings, sq.tail);
+	if ((flags & IORING_SETUP_SQPOLL) || head == tail)
+		return PATH_IO_URING;
+	entries = BPF_CORE_READ(ctx, sq_entries);
+	idx = head & (entries - 1);
+	if (!(flags & IORING_SETUP_NO_SQARRAY)) {
+		sq_array = BPF_CORE_READ(ctx, sq_array);
+		if (bpf_probe_read_kernel(&idx, sizeof(idx), &sq_array[idx]))
+			return PATH_IO_URING;
+	}
+	if (flags & IORING_SETUP_SQE128)
+		idx <<= 1;
+	sqes = BPF_CORE_READ(ctx, sq_sqes);
+	bpf_probe_read_kernel(&op, sizeof(op), &sqes[idx].opcode);
+	switch (op) {
+	case IORING_OP_SEND:
+	case IORING_OP_SENDMSG:
+	case IORING_OP_SEND_ZC:
+	case IORING_OP_SENDMSG_ZC:
+		return PATH_TX_IO_URING;
+	}
+	return PATH_IO_URING;
+}
+
+/* t->arg of a syscall that is part of a path's cost but not one of its
+ * socket calls: counted with no call and no bytes (a pointer argument is
+ * never 1). */
+#define ARG_NO_CALL 1
 
 /* Which path a syscall belongs to, from its number and arguments. The fd
  * type matters: write() to a file is not a socket send. */
@@ -443,46 +558,67 @@ static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_t
 	switch (nr) {
 	case NR_read:
 	case NR_readv:
-		return fd_mode(regs->di) == S_IFSOCK ? PATH_RX_READ : PATH_OTHER;
+		return fd_kind(regs->di) == FD_TCP ? PATH_RX_READ : PATH_OTHER;
 	case NR_write:
 	case NR_writev:
-		return fd_mode(regs->di) == S_IFSOCK ? PATH_TX_WRITE : PATH_OTHER;
+		return fd_kind(regs->di) == FD_TCP ? PATH_TX_WRITE : PATH_OTHER;
 	case NR_sendto:
 	case NR_sendmmsg:
+		if (fd_kind(regs->di) != FD_TCP)
+			return PATH_OTHER;
+		if (nr == NR_sendmmsg)
+			t->arg = regs->si; /* the mmsghdr vector, for exit_bytes */
 		return regs->r10 & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
 	case NR_sendmsg:
+		if (fd_kind(regs->di) != FD_TCP)
+			return PATH_OTHER;
 		return regs->dx & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
 	case NR_recvmsg:
+		if (fd_kind(regs->di) != FD_TCP)
+			return PATH_OTHER;
 		/* Reaping MSG_ZEROCOPY completions is part of that path's cost,
 		 * but not a send: count it without a call. */
 		if (regs->dx & MSG_ERRQUEUE) {
-			t->arg = 1;
+			t->arg = ARG_NO_CALL;
 			return PATH_TX_MSG_ZEROCOPY;
 		}
 		return PATH_RX_READ;
 	case NR_recvfrom:
+		return fd_kind(regs->di) == FD_TCP ? PATH_RX_READ : PATH_OTHER;
 	case NR_recvmmsg:
+		if (fd_kind(regs->di) != FD_TCP)
+			return PATH_OTHER;
+		t->arg = regs->si;
 		return PATH_RX_READ;
 	case NR_sendfile:
-		return fd_mode(regs->di) == S_IFSOCK ? PATH_TX_SENDFILE : PATH_OTHER;
+		return fd_kind(regs->di) == FD_TCP ? PATH_TX_SENDFILE : PATH_OTHER;
 	case NR_splice:
-		in = fd_mode(regs->di);
-		out = fd_mode(regs->dx);
-		if (out == S_IFSOCK)
+		in = fd_kind(regs->di);
+		out = fd_kind(regs->dx);
+		if (out == FD_TCP)
 			return PATH_TX_SPLICE;
-		if (in == S_IFSOCK)
+		if (in == FD_TCP)
 			return PATH_RX_SPLICE;
+		if (in == FD_SOCK || out == FD_SOCK)
+			return PATH_OTHER;
 		/* file -> pipe feeds a splice send; pipe -> sink drains a
-		 * splice receive. */
-		if (in == S_IFREG && out == S_IFIFO)
+		 * splice receive. Their CPU is the path's, but a path's bytes
+		 * and calls are the socket's: the other leg adds neither. */
+		if (in == S_IFREG && out == S_IFIFO) {
+			t->arg = ARG_NO_CALL;
 			return PATH_TX_SPLICE;
-		if (in == S_IFIFO)
+		}
+		if (in == S_IFIFO) {
+			t->arg = ARG_NO_CALL;
 			return PATH_RX_SPLICE;
+		}
 		return PATH_OTHER;
 	case NR_vmsplice:
+		/* user pages -> pipe: the feeding leg, as above. */
+		t->arg = ARG_NO_CALL;
 		return PATH_TX_SPLICE;
 	case NR_io_uring_enter:
-		return PATH_TX_IO_URING;
+		return uring_enter_path(regs);
 	case NR_getsockopt:
 		if (regs->si == IPPROTO_TCP_LEVEL &&
 		    regs->dx == TCP_ZEROCOPY_RECEIVE) {
@@ -514,14 +650,95 @@ struct zc_receive {
 	__s32 copybuf_len;
 };
 
+/* sendmmsg and recvmmsg return how many messages they moved; each
+ * message's bytes are in the msg_len the kernel wrote into the caller's
+ * struct mmsghdr (a struct msghdr, 56 bytes on 64-bit, then msg_len).
+ * At most UIO_MAXIOV messages per call: the kernel caps vlen there. */
+#define MMSGHDR_SIZE 64
+#define MMSGHDR_LEN_OFF 56
+#define UIO_MAXIOV 1024
+
+struct mmsg_sum {
+	__u64 vec;
+	__u64 bytes;
+};
+
+static long add_msg_len(__u64 i, void *ctx)
+{
+	struct mmsg_sum *m = ctx;
+	__u32 len = 0;
+
+	if (bpf_probe_read_user(&len, sizeof(len), (void *)(m->vec + i * MMSGHDR_SIZE + MMSGHDR_LEN_OFF)))
+		return 1;
+	m->bytes += len;
+	return 0;
+}
+
+static __always_inline __u64 mmsg_bytes(__u64 vec, long msgs)
+{
+	struct mmsg_sum m = { .vec = vec };
+
+	if (msgs <= 0)
+		return 0;
+	bpf_loop(msgs < UIO_MAXIOV ? msgs : UIO_MAXIOV, add_msg_len, &m, 0);
+	return m.bytes;
+}
+
+static __always_inline __u64 exit_calls(struct zc_thread *t)
+{
+	return t->arg == ARG_NO_CALL ? 0 : 1;
+}
+
+/* A call a signal interrupts ends with one of these (include/linux/errno.h)
+ * at sys_exit, which the user never sees: on the way out the kernel either
+ * restarts it (rewinds the user's ip to the syscall instruction: the same
+ * call enters again, after the handler's rt_sigreturn if one ran, or as
+ * restart_syscall) or turns it into -EINTR (a handler without SA_RESTART:
+ * rt_sigreturn then returns -EINTR into the interrupted call's place). One
+ * call, seen by the user once either way; counting every sys_exit counted
+ * a restarted recv twice (1,212 calls against the program's 1,211). */
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+#define EINTR 4
+
+static __always_inline bool is_restart_ret(long ret)
+{
+	return ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK;
+}
+
+/* At sys_enter: the call that ended to be restarted is entered again, so
+ * its calls and bytes are counted at this call's exit. */
+static __always_inline void restart_entered(struct zc_thread *t, long nr)
+{
+	if (t->restart_nr && (nr == t->restart_nr - 1 || nr == NR_restart_syscall))
+		t->restart_nr = 0;
+}
+
+/* At sys_exit of rt_sigreturn (orig_ax -1): -EINTR is the interrupted call's own return
+ * (its handler had no SA_RESTART), so it is counted now, as one call of its
+ * path with no time (its time was charged when it ended). Anything else is
+ * the syscall number the kernel put back to restart it. */
+static __always_inline void restart_returned(struct zc_cpu *c, __u64 now, struct zc_thread *t, long ret)
+{
+	if (ret != -EINTR)
+		return;
+	charge_as(c, now, t->gen, t->restart_path, 1, 0);
+	t->restart_nr = 0;
+}
+
 static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t)
 {
+	if (t->arg == ARG_NO_CALL)
+		return 0;
 	switch (path) {
 	case PATH_TX_WRITE:
 	case PATH_TX_MSG_ZEROCOPY:
+	case PATH_RX_READ:
+		if (t->arg) /* sendmmsg, recvmmsg */
+			return mmsg_bytes(t->arg, ret);
+		return ret > 0 ? ret : 0;
 	case PATH_TX_SENDFILE:
 	case PATH_TX_SPLICE:
-	case PATH_RX_READ:
 	case PATH_RX_SPLICE:
 		return ret > 0 ? ret : 0;
 	case PATH_RX_ZEROCOPY: {
@@ -563,23 +780,12 @@ static __always_inline void settle_unknown(struct zc_cpu *c)
 	nr = regs->orig_ax;
 	if (nr >= 0 && (long)regs->ax == -ENOSYS) {
 		path = classify(nr, regs, t);
-		t->nr = nr;
 	} else {
 		path = PATH_USER;
 	}
 	move_unknown(t, path);
 	t->path = path;
 	c->path = path;
-}
-
-/* The syscall handlers find their thread by the current tid rather than
- * trusting the CPU's cached identity alone: a syscall's call, bytes and
- * path transition must never be lost, even if the cache was reset. */
-static __always_inline struct zc_thread *self_thread(void)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	return bpf_map_lookup_elem(&threads, &tid);
 }
 
 static __always_inline void set_cpu_path(struct zc_cpu *c, __u8 path)
@@ -598,27 +804,30 @@ static __always_inline int on_sys_enter(long id)
 
 	if (!c)
 		return 0;
-	resolve(c);
+	resolve(c, 0);
 	/* Most syscalls on a busy machine are not the targets': leave at once
 	 * (task time of non-targets is never charged, so last_ts may stay). */
 	if (!c->gen)
 		return 0;
-	now = bpf_ktime_get_ns();
-	t = self_thread();
+	now = dispatch_cut(c, bpf_ktime_get_ns());
+	t = current_thread();
 	if (!t) {
 		charge(c, now, 0, 0);
+		probe_done_est(c, now, EST_SYS_ENTER + PATH_UNKNOWN);
 		return 0;
 	}
 	if (t->path == PATH_UNKNOWN)
 		move_unknown(t, PATH_USER);
 	charge_as(c, now, t->gen, PATH_USER, 0, 0);
+	if (t->restart_nr)
+		restart_entered(t, id);
 	/* The saved user registers, typed: argument reads are plain loads in
 	 * both backends (raw_tp's own regs argument would need probe reads). */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	path = classify(id, regs, t);
 	t->path = path;
-	t->nr = id;
 	set_cpu_path(c, path);
+	probe_done_est(c, now, EST_SYS_ENTER + path);
 	return 0;
 }
 
@@ -632,13 +841,14 @@ static __always_inline int on_sys_exit(long ret)
 
 	if (!c)
 		return 0;
-	resolve(c);
+	resolve(c, 0);
 	if (!c->gen)
 		return 0;
-	now = bpf_ktime_get_ns();
-	t = self_thread();
+	now = dispatch_cut(c, bpf_ktime_get_ns());
+	t = current_thread();
 	if (!t) {
 		charge(c, now, 0, 0);
+		probe_done_est(c, now, EST_SYS_EXIT + PATH_UNKNOWN);
 		return 0;
 	}
 	path = t->path;
@@ -650,12 +860,25 @@ static __always_inline int on_sys_exit(long ret)
 		if (t->path == PATH_UNKNOWN)
 			move_unknown(t, path);
 	}
-	calls = t->arg == 1 && path == PATH_TX_MSG_ZEROCOPY ? 0 : 1;
+	calls = exit_calls(t);
 	bytes = exit_bytes(path, ret, t);
+	if (calls && is_restart_ret(ret)) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		t->restart_nr = (__u16)(regs->orig_ax + 1);
+		t->restart_path = path;
+		calls = 0;
+	}
 	/* One map update for the syscall's time, call and bytes. */
 	charge_as(c, now, t->gen, path, calls, bytes);
+	if (t->restart_nr && ret == -EINTR) {
+		/* rt_sigreturn's restore_sigcontext sets orig_ax to -1. */
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if ((long)regs->orig_ax == -1)
+			restart_returned(c, now, t, ret);
+	}
 	t->path = PATH_USER;
 	set_cpu_path(c, PATH_USER);
+	probe_done_est(c, now, EST_SYS_EXIT + path);
 	return 0;
 }
 
@@ -732,8 +955,9 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 
 	if (!c)
 		return 0;
+	catch_up(c, now);
 	flush_spill();
-	resolve(c); /* current is still prev */
+	resolve(c, now); /* current is still prev */
 	settle_unknown(c);
 	sample_clock_offset(c, prev_exec_start, now);
 	b = run_end(c, prev_exec_start, now);
@@ -743,8 +967,14 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	 * what exec_start advances). No clock conversion, no estimate. */
 	if (c->gen && c->in_pid == c->tid && c->in_rq && prev_exec_start) {
 		__s64 ours = b - c->in_ts, kernel = prev_exec_start - c->in_rq;
-		add_stat(c->gen, c->path, CTX_KERNEL_DIFF, clamp_diff(ours - kernel), 0, 0);
+		__s64 kept = clamp_diff(ours - kernel);
+
+		if (kept != ours - kernel)
+			__sync_fetch_and_add(&clamped_runs, 1);
+		/* calls = runs compared: the self-check bounds the term by them. */
+		add_stat(c->gen, c->path, CTX_KERNEL_DIFF, kept, 1, 0);
 	}
+	flush_probe(c); /* prev's; this handler's own time is next's run */
 	c->in_pid = next_pid;
 	c->in_ts = b;
 	c->in_rq = next_exec_start;
@@ -754,16 +984,8 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	c->resolved = 0;
 	c->gen = 0;
 	c->depth = 0;
+	probe_done_est(c, now, EST_SWITCH);
 	return 0;
-}
-
-static __always_inline __u8 softirq_ctx(unsigned int vec)
-{
-	if (vec == NET_RX_SOFTIRQ)
-		return CTX_SOFTIRQ_NET_RX;
-	if (vec == NET_TX_SOFTIRQ)
-		return CTX_SOFTIRQ_NET_TX;
-	return CTX_SOFTIRQ_OTHER;
 }
 
 static __always_inline int on_enter_ctx(__u8 ctx)
@@ -774,14 +996,17 @@ static __always_inline int on_enter_ctx(__u8 ctx)
 
 	if (!c)
 		return 0;
-	resolve(c);
+	catch_up(c, now);
+	resolve(c, now);
 	settle_unknown(c);
+	now = dispatch_cut(c, now);
 	charge(c, now, 0, 0);
 	d = c->depth + 1;
 	if (d >= MAX_DEPTH)
 		d = MAX_DEPTH - 1;
 	c->depth = d;
 	c->stack[masked(d, MAX_DEPTH - 1)] = ctx;
+	probe_done_est(c, now, EST_CTX_ENTER + ctx);
 	return 0;
 }
 
@@ -792,15 +1017,18 @@ static __always_inline int on_exit_ctx(__u8 ctx)
 
 	if (!c)
 		return 0;
-	resolve(c);
+	catch_up(c, now);
+	resolve(c, now);
 	if (c->depth == 0) {
 		/* Entered before we attached: the time since the last event
 		 * was this interrupt's. */
 		c->depth = 1;
 		c->stack[1] = ctx;
 	}
+	now = dispatch_cut(c, now);
 	charge(c, now, 1, 0);
 	c->depth--;
+	probe_done_est(c, now, EST_CTX_EXIT + ctx);
 	return 0;
 }
 
@@ -815,7 +1043,7 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	c = this_cpu();
 	if (!c)
 		return 0;
-	resolve(c); /* current is the parent */
+	resolve(c, 0); /* current is the parent */
 	if (!c->gen)
 		return 0;
 	child_tgid = BPF_CORE_READ(child, tgid);
@@ -853,7 +1081,7 @@ static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 		if (c->in_pid == old_pid)
 			c->in_pid = pid;
 	}
-	resolve(c);
+	resolve(c, 0);
 	if (!c->gen)
 		return 0;
 	gen = c->gen;
@@ -876,15 +1104,19 @@ static __always_inline int on_process_exit(struct task_struct *task)
 	return 0;
 }
 
-static __always_inline bool send_syscall_path(__u8 path)
+/* Where an io_uring send runs: in io_uring_enter, in an io-wq or SQPOLL
+ * thread (io_uring), or as task work on the way out of another
+ * syscall or interrupt, after its sys_exit (user). In any other syscall a
+ * sock_sendmsg is that syscall's own (a send on a socket that is not TCP,
+ * whose syscalls are "other"). */
+static __always_inline bool uring_send_context(__u8 path)
 {
-	return path == PATH_TX_WRITE || path == PATH_TX_MSG_ZEROCOPY ||
-	       path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE;
+	return path == PATH_TX_IO_URING || path == PATH_IO_URING || path == PATH_USER;
 }
 
 /* io_uring sends never return byte counts from the syscall: take them from
  * each sock_sendmsg (6.3+). Loaded separately: optional.
- * A task-context send outside the send syscalls is io_uring's too: a send
+ * A task-context send outside any syscall is io_uring's too: a send
  * that hit EAGAIN is retried as task work, which a ring without
  * DEFER_TASKRUN runs on the way out of whatever syscall or interrupt comes
  * next (a read, epoll_wait, a timer tick in user space); io-wq workers and
@@ -896,8 +1128,8 @@ static __always_inline int on_sock_send_length(int ret)
 
 	if (!c || ret <= 0)
 		return 0;
-	resolve(c);
-	if (c->gen && c->depth == 0 && !send_syscall_path(c->path))
+	resolve(c, 0);
+	if (c->gen && c->depth == 0 && uring_send_context(c->path))
 		add_stat(c->gen, PATH_TX_IO_URING, CTX_TASK, 0, 0, ret);
 	return 0;
 }
@@ -975,7 +1207,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(btf_exit, struct task_struct *task) { return on_process_exit(task); }
 
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(btf_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }
+int PROBE_PROG(btf_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }
 
 /* ---- raw_tp ---- */
 
@@ -1021,4 +1253,4 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(raw_exit, struct task_struct *task) { return on_process_exit(task); }
 
 SEC("raw_tp/sock_send_length")
-int BPF_PROG(raw_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }
+int PROBE_PROG(raw_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }

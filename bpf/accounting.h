@@ -1,6 +1,6 @@
 /* Shared between accounting.bpf.c and the Go loader (via bpf2go's type
  * generation). Values are part of the BPF <-> Go contract: keep the Go
- * constants in profiler/taxonomy.go in step. */
+ * constants in profiler/taxonomy/taxonomy.go in step. */
 #ifndef ZCPROF_ACCOUNTING_H
 #define ZCPROF_ACCOUNTING_H
 
@@ -24,7 +24,11 @@ enum zc_path {
 	PATH_SYS_IDLE = 12,
 	PATH_SYS_KSOFTIRQD = 13,
 	PATH_SYS_OTHER_TASK = 14,
-	NR_PATHS = 15,
+	/* io_uring_enter calls whose first submitted SQE is not a socket send
+	 * (receives, file I/O, waits) and io-wq/SQPOLL threads: ring work
+	 * whose kind is not known. Socket sends from a ring are tx.io_uring. */
+	PATH_IO_URING = 15,
+	NR_PATHS = 16,
 };
 
 /* Contexts: what kind of execution the time was. */
@@ -45,7 +49,15 @@ enum zc_ctx {
 	/* Not on-CPU time either: windows around context switches that
 	 * sched_switch did not report (see missed_switch), per thread. */
 	CTX_SWITCH_UNCERTAIN = 6,
+	/* zcprof's own handlers: from each handler's first clock read to its
+	 * last, cut out of whatever context the thread was in. On-CPU time
+	 * of the thread (schedstat bills it), but not the workload's. Kept
+	 * per thread (path PROBE_PATH), calls = handler runs timed. */
+	CTX_PROBE = 7,
 };
+
+/* Probe time is per thread, not per path: one key. */
+#define PROBE_PATH PATH_OTHER
 
 /* Target filters, ORed in cfg_filter. */
 enum zc_filter {
@@ -74,9 +86,11 @@ struct zc_stat_val {
 /* Counts add_stat could not insert: a new key's insertion fails with
  * -EBUSY when it interrupts another update of the same hash bucket on this
  * CPU (htab's recursion guard; syscall tracepoints are preemptible, and
- * interrupt handlers nest). Flushed at the next sched_switch, read by user
- * space too, so nothing is lost. */
-#define SPILL_SLOTS 8
+ * interrupt handlers nest), or -ENOMEM when the BPF allocator's per-CPU
+ * cache is empty at that moment (it refills asynchronously). A burst of new
+ * threads still overflows 32 at times (docs/known-issues.md).
+ * Flushed at the next sched_switch, read by user space too. */
+#define SPILL_SLOTS 32
 
 struct zc_spill {
 	__u32 n;
@@ -91,8 +105,9 @@ struct zc_thread {
 	__u32 gen;
 	__u32 tgid;
 	__u8 path;
-	__u8 pad[3];
-	__u32 nr;         /* syscall number while in a syscall */
+	__u8 restart_path; /* path of the call in restart_nr */
+	__u16 restart_nr;  /* 1 + nr of a call that ended to be restarted, else 0 */
+	__u8 pad[4];
 	__u64 arg;        /* per-syscall scratch: TCP_ZEROCOPY_RECEIVE optval */
 	__u64 unknown_ns[8]; /* by ctx; 8 so that ctx & 7 is a provably safe index */
 };
@@ -111,6 +126,27 @@ struct zc_thread_info {
 	__u32 pad;
 };
 
+/* A handler's own run time where it is not read from the clock: after
+ * EST_WARM timed runs, one run in EST_EVERY is timed (two clock reads), the
+ * others count the running mean of those (one read). Kept per CPU, by
+ * slot: the syscall handlers by path, the others by kind. */
+struct zc_run_est {
+	__u32 mean_ns;
+	__u16 countdown; /* runs until the next timed one */
+	__u16 seen;      /* timed runs so far, up to EST_WARM */
+};
+
+#define EST_EVERY 16
+#define EST_WARM 16
+enum zc_est_slot {
+	EST_SYS_ENTER = 0,               /* + path */
+	EST_SYS_EXIT = NR_PATHS,         /* + path */
+	EST_CTX_ENTER = 2 * NR_PATHS,    /* + ctx */
+	EST_CTX_EXIT = 2 * NR_PATHS + 8, /* + ctx */
+	EST_SWITCH = 2 * NR_PATHS + 16,
+	NR_EST = 64,
+};
+
 /* Per CPU: what runs now and since when; read by user space to add the
  * in-flight segment at snapshot time. */
 struct zc_cpu {
@@ -127,6 +163,13 @@ struct zc_cpu {
 	__s64 clk_off;  /* our clock - rq clock (see sample_clock_offset) */
 	__u64 in_ts;    /* where we started its run (our clock) */
 	__u64 in_rq;    /* and where the kernel did (its se.exec_start, rq clock) */
+	/* Handler time (CTX_PROBE) of the task current on this CPU since it
+	 * was switched in (or since the last flush), and the handler runs
+	 * timed: flushed to the stats at switch-out, added in flight by
+	 * user space. Owned by gen if set, else the system row (sys_path). */
+	__u64 probe_ns;
+	__u64 probe_runs;
+	struct zc_run_est est[NR_EST];
 };
 
 #endif

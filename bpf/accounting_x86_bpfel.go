@@ -14,28 +14,36 @@ import (
 )
 
 type AccountingZcCpu struct {
-	_        structs.HostLayout
-	LastTs   uint64
-	Tid      uint32
-	Gen      uint32
-	Path     uint8
-	Resolved uint8
-	Depth    uint8
-	SysPath  uint8
-	Stack    [4]uint8
-	Epoch    uint32
-	InPid    uint32
-	ClkOff   int64
-	InTs     uint64
-	InRq     uint64
+	_         structs.HostLayout
+	LastTs    uint64
+	Tid       uint32
+	Gen       uint32
+	Path      uint8
+	Resolved  uint8
+	Depth     uint8
+	SysPath   uint8
+	Stack     [4]uint8
+	Epoch     uint32
+	InPid     uint32
+	ClkOff    int64
+	InTs      uint64
+	InRq      uint64
+	ProbeNs   uint64
+	ProbeRuns uint64
+	Est       [64]struct {
+		_         structs.HostLayout
+		MeanNs    uint32
+		Countdown uint16
+		Seen      uint16
+	}
 }
 
 type AccountingZcSpill struct {
 	_   structs.HostLayout
 	N   uint32
 	Pad uint32
-	Key [8]AccountingZcStatKey
-	Val [8]AccountingZcStatVal
+	Key [32]AccountingZcStatKey
+	Val [32]AccountingZcStatVal
 }
 
 type AccountingZcStatKey struct {
@@ -54,14 +62,15 @@ type AccountingZcStatVal struct {
 }
 
 type AccountingZcThread struct {
-	_         structs.HostLayout
-	Gen       uint32
-	Tgid      uint32
-	Path      uint8
-	Pad       [3]uint8
-	Nr        uint32
-	Arg       uint64
-	UnknownNs [8]uint64
+	_           structs.HostLayout
+	Gen         uint32
+	Tgid        uint32
+	Path        uint8
+	RestartPath uint8
+	RestartNr   uint16
+	Pad         [4]uint8
+	Arg         uint64
+	UnknownNs   [8]uint64
 }
 
 type AccountingZcThreadInfo struct {
@@ -115,11 +124,16 @@ const (
 	AccountingVarCfgComm            = "cfg_comm"
 	AccountingVarCfgFilter          = "cfg_filter"
 	AccountingVarCfgFollowChildren  = "cfg_follow_children"
+	AccountingVarCfgHookDispatchNs  = "cfg_hook_dispatch_ns"
 	AccountingVarCfgSelfTgid        = "cfg_self_tgid"
+	AccountingVarClampedRuns        = "clamped_runs"
+	AccountingVarDispatchNs         = "dispatch_ns"
 	AccountingVarDropped            = "dropped"
 	AccountingVarMissedSwitches     = "missed_switches"
 	AccountingVarNextGen            = "next_gen"
 	AccountingVarTargetsEpoch       = "targets_epoch"
+	AccountingVarThreadInfosFull    = "thread_infos_full"
+	AccountingVarThreadsFull        = "threads_full"
 )
 
 // LoadAccounting returns the embedded CollectionSpec for Accounting.
@@ -209,11 +223,16 @@ type AccountingVariableSpecs struct {
 	CfgComm           *ebpf.VariableSpec `ebpf:"cfg_comm"`
 	CfgFilter         *ebpf.VariableSpec `ebpf:"cfg_filter"`
 	CfgFollowChildren *ebpf.VariableSpec `ebpf:"cfg_follow_children"`
+	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
 	CfgSelfTgid       *ebpf.VariableSpec `ebpf:"cfg_self_tgid"`
+	ClampedRuns       *ebpf.VariableSpec `ebpf:"clamped_runs"`
+	DispatchNs        *ebpf.VariableSpec `ebpf:"dispatch_ns"`
 	Dropped           *ebpf.VariableSpec `ebpf:"dropped"`
 	MissedSwitches    *ebpf.VariableSpec `ebpf:"missed_switches"`
 	NextGen           *ebpf.VariableSpec `ebpf:"next_gen"`
 	TargetsEpoch      *ebpf.VariableSpec `ebpf:"targets_epoch"`
+	ThreadInfosFull   *ebpf.VariableSpec `ebpf:"thread_infos_full"`
+	ThreadsFull       *ebpf.VariableSpec `ebpf:"threads_full"`
 }
 
 // AccountingObjects contains all objects after they have been loaded into the kernel.
@@ -266,11 +285,16 @@ type AccountingVariables struct {
 	CfgComm           *ebpf.Variable `ebpf:"cfg_comm"`
 	CfgFilter         *ebpf.Variable `ebpf:"cfg_filter"`
 	CfgFollowChildren *ebpf.Variable `ebpf:"cfg_follow_children"`
+	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
 	CfgSelfTgid       *ebpf.Variable `ebpf:"cfg_self_tgid"`
+	ClampedRuns       *ebpf.Variable `ebpf:"clamped_runs"`
+	DispatchNs        *ebpf.Variable `ebpf:"dispatch_ns"`
 	Dropped           *ebpf.Variable `ebpf:"dropped"`
 	MissedSwitches    *ebpf.Variable `ebpf:"missed_switches"`
 	NextGen           *ebpf.Variable `ebpf:"next_gen"`
 	TargetsEpoch      *ebpf.Variable `ebpf:"targets_epoch"`
+	ThreadInfosFull   *ebpf.Variable `ebpf:"thread_infos_full"`
+	ThreadsFull       *ebpf.Variable `ebpf:"threads_full"`
 }
 
 // AccountingPrograms contains all programs after they have been loaded into the kernel.

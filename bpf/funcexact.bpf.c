@@ -2,8 +2,9 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /* Function-exact attribution: time, calls and bytes of the key kernel
- * functions of KERNEL.md §8/§12, per (thread generation, path, context,
- * function).
+ * functions of the send and receive paths (the copy, splice, zero-copy
+ * and pinning routines enum zc_fx_func in funcexact.h names), per (thread
+ * generation, path, context, function).
  *
  * Time is inclusive and exact: the clock a call is measured with stops while
  * its thread is switched out and while interrupts run on top of it. A call in
@@ -22,41 +23,25 @@
  * maps the function collections share.
  *
  * The thread generation and path come from the accounting's maps
- * (cpu_states, threads), declared here exactly as in accounting.bpf.c and
- * replaced by the session's at load time. Nothing here writes them.
+ * (cpu_states, threads, declared in common.h and replaced by the session's
+ * at load time). Nothing here writes them.
  *
  * Arguments and return values of fexit programs are read with
  * bpf_get_func_arg/bpf_get_func_ret, which index by the kernel's own
  * prototype: skb_splice_from_iter, skb_zerocopy_iter_stream and
- * msg_zerocopy_realloc gained an argument after 6.12 (KERNEL.md §10), which
+ * msg_zerocopy_realloc gained an argument after 6.12, which
  * moves the return value's slot in a BPF_PROG-style context. kprobes read
  * registers, where a trailing argument moves nothing. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "accounting.h"
+#include "common.h"
 #include "funcexact.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_DEAD 0x00000080
-
-/* ---- the accounting's maps (read only here) ---- */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct zc_thread);
-} threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct zc_cpu);
-} cpu_states SEC(".maps");
 
 /* ---- own maps ---- */
 
@@ -92,14 +77,6 @@ struct {
 	__type(key, enum zc_fx_counter);
 	__type(value, __u64);
 } fx_counters SEC(".maps");
-
-/* v & mask, with what clang knows about v hidden so that it keeps the mask
- * the verifier needs to bound an array index (as in accounting.bpf.c). */
-static __always_inline __u32 masked(__u32 v, __u32 mask)
-{
-	asm volatile("" : "+r"(v));
-	return v & mask;
-}
 
 static __always_inline void count(__u32 slot, __u64 n)
 {
@@ -189,15 +166,6 @@ static __always_inline int on_switch(__u32 prev_state, __u32 next_tid)
 	fc->switch_tid = next_tid;
 	fc->depth = 0; /* no switch inside an interrupt: heals a missed exit */
 	return 0;
-}
-
-static __always_inline __u8 softirq_ctx(unsigned int vec)
-{
-	if (vec == NET_RX_SOFTIRQ)
-		return CTX_SOFTIRQ_NET_RX;
-	if (vec == NET_TX_SOFTIRQ)
-		return CTX_SOFTIRQ_NET_TX;
-	return CTX_SOFTIRQ_OTHER;
 }
 
 static __always_inline int on_intr_enter(__u8 ctx)

@@ -14,20 +14,28 @@ import (
 )
 
 type FuncexactZcCpu struct {
-	_        structs.HostLayout
-	LastTs   uint64
-	Tid      uint32
-	Gen      uint32
-	Path     uint8
-	Resolved uint8
-	Depth    uint8
-	SysPath  uint8
-	Stack    [4]uint8
-	Epoch    uint32
-	InPid    uint32
-	ClkOff   int64
-	InTs     uint64
-	InRq     uint64
+	_         structs.HostLayout
+	LastTs    uint64
+	Tid       uint32
+	Gen       uint32
+	Path      uint8
+	Resolved  uint8
+	Depth     uint8
+	SysPath   uint8
+	Stack     [4]uint8
+	Epoch     uint32
+	InPid     uint32
+	ClkOff    int64
+	InTs      uint64
+	InRq      uint64
+	ProbeNs   uint64
+	ProbeRuns uint64
+	Est       [64]struct {
+		_         structs.HostLayout
+		MeanNs    uint32
+		Countdown uint16
+		Seen      uint16
+	}
 }
 
 type FuncexactZcFxCounter uint32
@@ -105,100 +113,102 @@ type FuncexactZcFxVal struct {
 }
 
 type FuncexactZcThread struct {
-	_         structs.HostLayout
-	Gen       uint32
-	Tgid      uint32
-	Path      uint8
-	Pad       [3]uint8
-	Nr        uint32
-	Arg       uint64
-	UnknownNs [8]uint64
+	_           structs.HostLayout
+	Gen         uint32
+	Tgid        uint32
+	Path        uint8
+	RestartPath uint8
+	RestartNr   uint16
+	Pad         [4]uint8
+	Arg         uint64
+	UnknownNs   [8]uint64
 }
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	FuncexactMapCpuStates    = "cpu_states"
-	FuncexactMapFxCounters   = "fx_counters"
-	FuncexactMapFxCpus       = "fx_cpus"
-	FuncexactMapFxStats      = "fx_stats"
-	FuncexactMapFxThreads    = "fx_threads"
-	FuncexactMapThreads      = "threads"
-	FuncexactProgFeCfi       = "fe_cfi"
-	FuncexactProgFeCti       = "fe_cti"
-	FuncexactProgFeDsd       = "fe_dsd"
-	FuncexactProgFeFsr       = "fe_fsr"
-	FuncexactProgFeIsmz      = "fe_ismz"
-	FuncexactProgFeIsz       = "fe_isz"
-	FuncexactProgFeMzr       = "fe_mzr"
-	FuncexactProgFeScdi      = "fe_scdi"
-	FuncexactProgFeScti      = "fe_scti"
-	FuncexactProgFeScu       = "fe_scu"
-	FuncexactProgFeSsfi      = "fe_ssfi"
-	FuncexactProgFeSts       = "fe_sts"
-	FuncexactProgFeSzis      = "fe_szis"
-	FuncexactProgFeTrl       = "fe_trl"
-	FuncexactProgFeTsl       = "fe_tsl"
-	FuncexactProgFeTzr       = "fe_tzr"
-	FuncexactProgFxCfi       = "fx_cfi"
-	FuncexactProgFxCti       = "fx_cti"
-	FuncexactProgFxDsd       = "fx_dsd"
-	FuncexactProgFxFsr       = "fx_fsr"
-	FuncexactProgFxIsmz      = "fx_ismz"
-	FuncexactProgFxIsz       = "fx_isz"
-	FuncexactProgFxMzr       = "fx_mzr"
-	FuncexactProgFxScdi      = "fx_scdi"
-	FuncexactProgFxScti      = "fx_scti"
-	FuncexactProgFxScu       = "fx_scu"
-	FuncexactProgFxSsfi      = "fx_ssfi"
-	FuncexactProgFxSts       = "fx_sts"
-	FuncexactProgFxSzis      = "fx_szis"
-	FuncexactProgFxTrl       = "fx_trl"
-	FuncexactProgFxTsl       = "fx_tsl"
-	FuncexactProgFxTzr       = "fx_tzr"
-	FuncexactProgFxbIrqEntry = "fxb_irq_entry"
-	FuncexactProgFxbIrqExit  = "fxb_irq_exit"
-	FuncexactProgFxbSiEntry  = "fxb_si_entry"
-	FuncexactProgFxbSiExit   = "fxb_si_exit"
-	FuncexactProgFxbSwitch   = "fxb_switch"
-	FuncexactProgFxrIrqEntry = "fxr_irq_entry"
-	FuncexactProgFxrIrqExit  = "fxr_irq_exit"
-	FuncexactProgFxrSiEntry  = "fxr_si_entry"
-	FuncexactProgFxrSiExit   = "fxr_si_exit"
-	FuncexactProgFxrSwitch   = "fxr_switch"
-	FuncexactProgKpCfi       = "kp_cfi"
-	FuncexactProgKpCti       = "kp_cti"
-	FuncexactProgKpDsd       = "kp_dsd"
-	FuncexactProgKpFsr       = "kp_fsr"
-	FuncexactProgKpIsmz      = "kp_ismz"
-	FuncexactProgKpIsz       = "kp_isz"
-	FuncexactProgKpMzr       = "kp_mzr"
-	FuncexactProgKpScdi      = "kp_scdi"
-	FuncexactProgKpScti      = "kp_scti"
-	FuncexactProgKpScu       = "kp_scu"
-	FuncexactProgKpSsfi      = "kp_ssfi"
-	FuncexactProgKpSts       = "kp_sts"
-	FuncexactProgKpSzis      = "kp_szis"
-	FuncexactProgKpTrl       = "kp_trl"
-	FuncexactProgKpTsl       = "kp_tsl"
-	FuncexactProgKpTzr       = "kp_tzr"
-	FuncexactProgKrCfi       = "kr_cfi"
-	FuncexactProgKrCti       = "kr_cti"
-	FuncexactProgKrDsd       = "kr_dsd"
-	FuncexactProgKrFsr       = "kr_fsr"
-	FuncexactProgKrIsmz      = "kr_ismz"
-	FuncexactProgKrIsz       = "kr_isz"
-	FuncexactProgKrMzr       = "kr_mzr"
-	FuncexactProgKrScdi      = "kr_scdi"
-	FuncexactProgKrScti      = "kr_scti"
-	FuncexactProgKrScu       = "kr_scu"
-	FuncexactProgKrSsfi      = "kr_ssfi"
-	FuncexactProgKrSts       = "kr_sts"
-	FuncexactProgKrSzis      = "kr_szis"
-	FuncexactProgKrTrl       = "kr_trl"
-	FuncexactProgKrTsl       = "kr_tsl"
-	FuncexactProgKrTzr       = "kr_tzr"
+	FuncexactMapCpuStates         = "cpu_states"
+	FuncexactMapFxCounters        = "fx_counters"
+	FuncexactMapFxCpus            = "fx_cpus"
+	FuncexactMapFxStats           = "fx_stats"
+	FuncexactMapFxThreads         = "fx_threads"
+	FuncexactMapThreads           = "threads"
+	FuncexactProgFeCfi            = "fe_cfi"
+	FuncexactProgFeCti            = "fe_cti"
+	FuncexactProgFeDsd            = "fe_dsd"
+	FuncexactProgFeFsr            = "fe_fsr"
+	FuncexactProgFeIsmz           = "fe_ismz"
+	FuncexactProgFeIsz            = "fe_isz"
+	FuncexactProgFeMzr            = "fe_mzr"
+	FuncexactProgFeScdi           = "fe_scdi"
+	FuncexactProgFeScti           = "fe_scti"
+	FuncexactProgFeScu            = "fe_scu"
+	FuncexactProgFeSsfi           = "fe_ssfi"
+	FuncexactProgFeSts            = "fe_sts"
+	FuncexactProgFeSzis           = "fe_szis"
+	FuncexactProgFeTrl            = "fe_trl"
+	FuncexactProgFeTsl            = "fe_tsl"
+	FuncexactProgFeTzr            = "fe_tzr"
+	FuncexactProgFxCfi            = "fx_cfi"
+	FuncexactProgFxCti            = "fx_cti"
+	FuncexactProgFxDsd            = "fx_dsd"
+	FuncexactProgFxFsr            = "fx_fsr"
+	FuncexactProgFxIsmz           = "fx_ismz"
+	FuncexactProgFxIsz            = "fx_isz"
+	FuncexactProgFxMzr            = "fx_mzr"
+	FuncexactProgFxScdi           = "fx_scdi"
+	FuncexactProgFxScti           = "fx_scti"
+	FuncexactProgFxScu            = "fx_scu"
+	FuncexactProgFxSsfi           = "fx_ssfi"
+	FuncexactProgFxSts            = "fx_sts"
+	FuncexactProgFxSzis           = "fx_szis"
+	FuncexactProgFxTrl            = "fx_trl"
+	FuncexactProgFxTsl            = "fx_tsl"
+	FuncexactProgFxTzr            = "fx_tzr"
+	FuncexactProgFxbIrqEntry      = "fxb_irq_entry"
+	FuncexactProgFxbIrqExit       = "fxb_irq_exit"
+	FuncexactProgFxbSiEntry       = "fxb_si_entry"
+	FuncexactProgFxbSiExit        = "fxb_si_exit"
+	FuncexactProgFxbSwitch        = "fxb_switch"
+	FuncexactProgFxrIrqEntry      = "fxr_irq_entry"
+	FuncexactProgFxrIrqExit       = "fxr_irq_exit"
+	FuncexactProgFxrSiEntry       = "fxr_si_entry"
+	FuncexactProgFxrSiExit        = "fxr_si_exit"
+	FuncexactProgFxrSwitch        = "fxr_switch"
+	FuncexactProgKpCfi            = "kp_cfi"
+	FuncexactProgKpCti            = "kp_cti"
+	FuncexactProgKpDsd            = "kp_dsd"
+	FuncexactProgKpFsr            = "kp_fsr"
+	FuncexactProgKpIsmz           = "kp_ismz"
+	FuncexactProgKpIsz            = "kp_isz"
+	FuncexactProgKpMzr            = "kp_mzr"
+	FuncexactProgKpScdi           = "kp_scdi"
+	FuncexactProgKpScti           = "kp_scti"
+	FuncexactProgKpScu            = "kp_scu"
+	FuncexactProgKpSsfi           = "kp_ssfi"
+	FuncexactProgKpSts            = "kp_sts"
+	FuncexactProgKpSzis           = "kp_szis"
+	FuncexactProgKpTrl            = "kp_trl"
+	FuncexactProgKpTsl            = "kp_tsl"
+	FuncexactProgKpTzr            = "kp_tzr"
+	FuncexactProgKrCfi            = "kr_cfi"
+	FuncexactProgKrCti            = "kr_cti"
+	FuncexactProgKrDsd            = "kr_dsd"
+	FuncexactProgKrFsr            = "kr_fsr"
+	FuncexactProgKrIsmz           = "kr_ismz"
+	FuncexactProgKrIsz            = "kr_isz"
+	FuncexactProgKrMzr            = "kr_mzr"
+	FuncexactProgKrScdi           = "kr_scdi"
+	FuncexactProgKrScti           = "kr_scti"
+	FuncexactProgKrScu            = "kr_scu"
+	FuncexactProgKrSsfi           = "kr_ssfi"
+	FuncexactProgKrSts            = "kr_sts"
+	FuncexactProgKrSzis           = "kr_szis"
+	FuncexactProgKrTrl            = "kr_trl"
+	FuncexactProgKrTsl            = "kr_tsl"
+	FuncexactProgKrTzr            = "kr_tzr"
+	FuncexactVarCfgHookDispatchNs = "cfg_hook_dispatch_ns"
 )
 
 // LoadFuncexact returns the embedded CollectionSpec for Funcexact.
@@ -335,6 +345,7 @@ type FuncexactMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FuncexactVariableSpecs struct {
+	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
 }
 
 // FuncexactObjects contains all objects after they have been loaded into the kernel.
@@ -380,6 +391,7 @@ func (m *FuncexactMaps) Close() error {
 //
 // It can be passed to LoadFuncexactObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FuncexactVariables struct {
+	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
 }
 
 // FuncexactPrograms contains all programs after they have been loaded into the kernel.

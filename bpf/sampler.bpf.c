@@ -7,13 +7,14 @@
  * User space classifies the stacks and scales each context's exact time by
  * the sample shares.
  *
- * cpu_states and threads are the accounting's maps (same definitions as in
- * accounting.bpf.c): the loader passes them as MapReplacements. This
- * program only reads them. */
+ * cpu_states and threads are the accounting's maps (common.h): the loader
+ * passes the session's as MapReplacements. This
+ * program reads them, and adds its own run time to the CPU's probe time
+ * (PROBE_TP, common.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "accounting.h"
+#include "common.h"
 #include "sampler.h"
 
 struct pt_regs___cs8 {
@@ -21,20 +22,6 @@ struct pt_regs___cs8 {
 } __attribute__((preserve_access_index));
 
 char LICENSE[] SEC("license") = "GPL";
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct zc_thread);
-} threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct zc_cpu);
-} cpu_states SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -89,13 +76,6 @@ static __always_inline void count_n(__u32 stat, __u64 n)
 }
 
 static __always_inline void count(__u32 stat) { count_n(stat, 1); }
-
-/* v & mask, with what clang knows about v hidden (see accounting.bpf.c). */
-static __always_inline __u32 masked(__u32 v, __u32 mask)
-{
-	asm volatile("" : "+r"(v));
-	return v & mask;
-}
 
 /* in_rep_movs: the interrupted instruction is a rep movs. On FSRM CPUs
  * copy_user_generic is an inline rep movsb, so a user copy runs in
@@ -175,7 +155,7 @@ static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 }
 
 SEC("perf_event")
-int zc_sample(struct bpf_perf_event_data *ctx)
+int PROBE_TP(zc_sample, struct bpf_perf_event_data)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt, zero = 0;

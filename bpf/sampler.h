@@ -4,7 +4,8 @@
 
 /* Frames kept per sample, innermost first. 64 reach the syscall entry
  * from the deepest path we know: a deferred MSG_ZEROCOPY copy runs in
- * NET_RX inside tcp_sendmsg, about 35 frames down (KERNEL.md §4.3). */
+ * NET_RX inside tcp_sendmsg, about 35 frames down (loopback delivery runs in
+ * the do_softirq of the sender's own transmit). */
 #define ZC_MAX_FRAMES 64
 
 enum zc_sample_kind {

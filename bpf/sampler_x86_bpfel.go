@@ -14,20 +14,28 @@ import (
 )
 
 type SamplerZcCpu struct {
-	_        structs.HostLayout
-	LastTs   uint64
-	Tid      uint32
-	Gen      uint32
-	Path     uint8
-	Resolved uint8
-	Depth    uint8
-	SysPath  uint8
-	Stack    [4]uint8
-	Epoch    uint32
-	InPid    uint32
-	ClkOff   int64
-	InTs     uint64
-	InRq     uint64
+	_         structs.HostLayout
+	LastTs    uint64
+	Tid       uint32
+	Gen       uint32
+	Path      uint8
+	Resolved  uint8
+	Depth     uint8
+	SysPath   uint8
+	Stack     [4]uint8
+	Epoch     uint32
+	InPid     uint32
+	ClkOff    int64
+	InTs      uint64
+	InRq      uint64
+	ProbeNs   uint64
+	ProbeRuns uint64
+	Est       [64]struct {
+		_         structs.HostLayout
+		MeanNs    uint32
+		Countdown uint16
+		Seen      uint16
+	}
 }
 
 type SamplerZcLeafKey struct {
@@ -51,14 +59,15 @@ type SamplerZcSampleKey struct {
 }
 
 type SamplerZcThread struct {
-	_         structs.HostLayout
-	Gen       uint32
-	Tgid      uint32
-	Path      uint8
-	Pad       [3]uint8
-	Nr        uint32
-	Arg       uint64
-	UnknownNs [8]uint64
+	_           structs.HostLayout
+	Gen         uint32
+	Tgid        uint32
+	Path        uint8
+	RestartPath uint8
+	RestartNr   uint16
+	Pad         [4]uint8
+	Arg         uint64
+	UnknownNs   [8]uint64
 }
 
 type SamplerZcTimer struct {
@@ -70,15 +79,16 @@ type SamplerZcTimer struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SamplerMapCpuStates    = "cpu_states"
-	SamplerMapLeaves       = "leaves"
-	SamplerMapSamplerStats = "sampler_stats"
-	SamplerMapSamples      = "samples"
-	SamplerMapScratch      = "scratch"
-	SamplerMapThreads      = "threads"
-	SamplerMapTimers       = "timers"
-	SamplerProgZcSample    = "zc_sample"
-	SamplerVarUnwindEvery  = "unwind_every"
+	SamplerMapCpuStates         = "cpu_states"
+	SamplerMapLeaves            = "leaves"
+	SamplerMapSamplerStats      = "sampler_stats"
+	SamplerMapSamples           = "samples"
+	SamplerMapScratch           = "scratch"
+	SamplerMapThreads           = "threads"
+	SamplerMapTimers            = "timers"
+	SamplerProgZcSample         = "zc_sample"
+	SamplerVarCfgHookDispatchNs = "cfg_hook_dispatch_ns"
+	SamplerVarUnwindEvery       = "unwind_every"
 )
 
 // LoadSampler returns the embedded CollectionSpec for Sampler.
@@ -143,7 +153,8 @@ type SamplerMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SamplerVariableSpecs struct {
-	UnwindEvery *ebpf.VariableSpec `ebpf:"unwind_every"`
+	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
+	UnwindEvery       *ebpf.VariableSpec `ebpf:"unwind_every"`
 }
 
 // SamplerObjects contains all objects after they have been loaded into the kernel.
@@ -191,7 +202,8 @@ func (m *SamplerMaps) Close() error {
 //
 // It can be passed to LoadSamplerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SamplerVariables struct {
-	UnwindEvery *ebpf.Variable `ebpf:"unwind_every"`
+	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
+	UnwindEvery       *ebpf.Variable `ebpf:"unwind_every"`
 }
 
 // SamplerPrograms contains all programs after they have been loaded into the kernel.

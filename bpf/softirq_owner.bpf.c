@@ -4,7 +4,7 @@
 /* Whose work is the NET_RX softirq a thread runs?
  *
  * On loopback and veth, receive processing runs in whichever task re-enables
- * bottom halves (KERNEL.md §7): the sender processes the receiver's data
+ * bottom halves (local_bh_enable after the transmit): the sender processes the receiver's data
  * segments, the receiver processes the sender's ACKs (and the transmissions
  * they trigger). The accounting programs measure that time exactly per
  * thread; this object says for whose socket it was.
@@ -31,21 +31,12 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "accounting.h"
+#include "common.h"
 #include "softirq_owner.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 #define ZC_TCPHDR_FIN 0x01 /* TCPHDR_FIN, a macro the BTF does not carry */
-
-/* Shared with the accounting object (same definition): who runs on this
- * CPU and in which context. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct zc_cpu);
-} cpu_states SEC(".maps");
 
 /* cookie -> owner tag (>= ZC_OWNER_FIRST). */
 struct {
@@ -116,20 +107,6 @@ struct {
 } owner_probes SEC(".maps");
 
 __u64 owner_dropped = 0;
-
-/* v & mask, hidden from clang so the verifier sees the bound (see
- * accounting.bpf.c). */
-static __always_inline __u32 masked(__u32 v, __u32 mask)
-{
-	asm volatile("" : "+r"(v));
-	return v & mask;
-}
-
-static __always_inline struct zc_cpu *acct_cpu(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&cpu_states, &zero);
-}
 
 static __always_inline struct zc_owner_seg *this_seg(void)
 {
@@ -206,7 +183,7 @@ static __always_inline void resolve_pending(const struct sk_buff *skb, __u32 own
 
 static __always_inline int on_netif_receive_skb(const struct sk_buff *skb)
 {
-	struct zc_cpu *c = acct_cpu();
+	struct zc_cpu *c = this_cpu();
 	struct zc_owner_seg *s = this_seg();
 	__u64 now;
 
@@ -277,7 +254,7 @@ static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *s
 	__u64 cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	__u32 *tag = cookie ? bpf_map_lookup_elem(&owners, &cookie) : NULL;
 	__u32 owner = tag ? *tag : ZC_OWNER_OTHER;
-	struct zc_cpu *c = acct_cpu();
+	struct zc_cpu *c = this_cpu();
 	struct zc_owner_probe *p;
 	struct zc_owner_seg *s;
 	__u32 bytes;
@@ -360,7 +337,7 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 	sk = BPF_CORE_READ(skb, sk);
 	cookie = sk ? BPF_CORE_READ(sk, __sk_common.skc_cookie.counter) : 0;
 	tag = cookie ? bpf_map_lookup_elem(&owners, &cookie) : NULL;
-	c = acct_cpu();
+	c = this_cpu();
 	if (!tag || !c)
 		return 0;
 	seq = BPF_CORE_READ(cb, seq);
@@ -375,27 +352,27 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 /* ---- tp_btf ---- */
 
 SEC("tp_btf/netif_receive_skb")
-int BPF_PROG(btf_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
+int PROBE_PROG(btf_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
 
 SEC("tp_btf/softirq_exit")
-int BPF_PROG(btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
+int PROBE_PROG(btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("tp_btf/tcp_probe")
-int BPF_PROG(btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
+int PROBE_PROG(btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
 
 SEC("tp_btf/kfree_skb")
-int BPF_PROG(btf_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }
+int PROBE_PROG(btf_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }
 
 /* ---- raw_tp ---- */
 
 SEC("raw_tp/netif_receive_skb")
-int BPF_PROG(raw_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
+int PROBE_PROG(raw_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
 
 SEC("raw_tp/softirq_exit")
-int BPF_PROG(raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
+int PROBE_PROG(raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("raw_tp/tcp_probe")
-int BPF_PROG(raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
+int PROBE_PROG(raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
 
 SEC("raw_tp/kfree_skb")
-int BPF_PROG(raw_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }
+int PROBE_PROG(raw_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }

@@ -14,20 +14,28 @@ import (
 )
 
 type SoftirqOwnerZcCpu struct {
-	_        structs.HostLayout
-	LastTs   uint64
-	Tid      uint32
-	Gen      uint32
-	Path     uint8
-	Resolved uint8
-	Depth    uint8
-	SysPath  uint8
-	Stack    [4]uint8
-	Epoch    uint32
-	InPid    uint32
-	ClkOff   int64
-	InTs     uint64
-	InRq     uint64
+	_         structs.HostLayout
+	LastTs    uint64
+	Tid       uint32
+	Gen       uint32
+	Path      uint8
+	Resolved  uint8
+	Depth     uint8
+	SysPath   uint8
+	Stack     [4]uint8
+	Epoch     uint32
+	InPid     uint32
+	ClkOff    int64
+	InTs      uint64
+	InRq      uint64
+	ProbeNs   uint64
+	ProbeRuns uint64
+	Est       [64]struct {
+		_         structs.HostLayout
+		MeanNs    uint32
+		Countdown uint16
+		Seen      uint16
+	}
 }
 
 type SoftirqOwnerZcOwnerKey struct {
@@ -74,25 +82,39 @@ type SoftirqOwnerZcOwnerVal struct {
 	Ns    uint64
 }
 
+type SoftirqOwnerZcThread struct {
+	_           structs.HostLayout
+	Gen         uint32
+	Tgid        uint32
+	Path        uint8
+	RestartPath uint8
+	RestartNr   uint16
+	Pad         [4]uint8
+	Arg         uint64
+	UnknownNs   [8]uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SoftirqOwnerMapCpuStates       = "cpu_states"
-	SoftirqOwnerMapOwnerProbes     = "owner_probes"
-	SoftirqOwnerMapOwnerSegs       = "owner_segs"
-	SoftirqOwnerMapOwnerStats      = "owner_stats"
-	SoftirqOwnerMapOwners          = "owners"
-	SoftirqOwnerMapPending         = "pending"
-	SoftirqOwnerProgBtfOwnKfreeSkb = "btf_own_kfree_skb"
-	SoftirqOwnerProgBtfOwnNetifRx  = "btf_own_netif_rx"
-	SoftirqOwnerProgBtfOwnSirqExit = "btf_own_sirq_exit"
-	SoftirqOwnerProgBtfOwnTcpProbe = "btf_own_tcp_probe"
-	SoftirqOwnerProgRawOwnKfreeSkb = "raw_own_kfree_skb"
-	SoftirqOwnerProgRawOwnNetifRx  = "raw_own_netif_rx"
-	SoftirqOwnerProgRawOwnSirqExit = "raw_own_sirq_exit"
-	SoftirqOwnerProgRawOwnTcpProbe = "raw_own_tcp_probe"
-	SoftirqOwnerVarOwnerDropped    = "owner_dropped"
+	SoftirqOwnerMapCpuStates         = "cpu_states"
+	SoftirqOwnerMapOwnerProbes       = "owner_probes"
+	SoftirqOwnerMapOwnerSegs         = "owner_segs"
+	SoftirqOwnerMapOwnerStats        = "owner_stats"
+	SoftirqOwnerMapOwners            = "owners"
+	SoftirqOwnerMapPending           = "pending"
+	SoftirqOwnerMapThreads           = "threads"
+	SoftirqOwnerProgBtfOwnKfreeSkb   = "btf_own_kfree_skb"
+	SoftirqOwnerProgBtfOwnNetifRx    = "btf_own_netif_rx"
+	SoftirqOwnerProgBtfOwnSirqExit   = "btf_own_sirq_exit"
+	SoftirqOwnerProgBtfOwnTcpProbe   = "btf_own_tcp_probe"
+	SoftirqOwnerProgRawOwnKfreeSkb   = "raw_own_kfree_skb"
+	SoftirqOwnerProgRawOwnNetifRx    = "raw_own_netif_rx"
+	SoftirqOwnerProgRawOwnSirqExit   = "raw_own_sirq_exit"
+	SoftirqOwnerProgRawOwnTcpProbe   = "raw_own_tcp_probe"
+	SoftirqOwnerVarCfgHookDispatchNs = "cfg_hook_dispatch_ns"
+	SoftirqOwnerVarOwnerDropped      = "owner_dropped"
 )
 
 // LoadSoftirqOwner returns the embedded CollectionSpec for SoftirqOwner.
@@ -157,13 +179,15 @@ type SoftirqOwnerMapSpecs struct {
 	OwnerStats  *ebpf.MapSpec `ebpf:"owner_stats"`
 	Owners      *ebpf.MapSpec `ebpf:"owners"`
 	Pending     *ebpf.MapSpec `ebpf:"pending"`
+	Threads     *ebpf.MapSpec `ebpf:"threads"`
 }
 
 // SoftirqOwnerVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SoftirqOwnerVariableSpecs struct {
-	OwnerDropped *ebpf.VariableSpec `ebpf:"owner_dropped"`
+	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
+	OwnerDropped      *ebpf.VariableSpec `ebpf:"owner_dropped"`
 }
 
 // SoftirqOwnerObjects contains all objects after they have been loaded into the kernel.
@@ -192,6 +216,7 @@ type SoftirqOwnerMaps struct {
 	OwnerStats  *ebpf.Map `ebpf:"owner_stats"`
 	Owners      *ebpf.Map `ebpf:"owners"`
 	Pending     *ebpf.Map `ebpf:"pending"`
+	Threads     *ebpf.Map `ebpf:"threads"`
 }
 
 func (m *SoftirqOwnerMaps) Close() error {
@@ -202,6 +227,7 @@ func (m *SoftirqOwnerMaps) Close() error {
 		m.OwnerStats,
 		m.Owners,
 		m.Pending,
+		m.Threads,
 	)
 }
 
@@ -209,7 +235,8 @@ func (m *SoftirqOwnerMaps) Close() error {
 //
 // It can be passed to LoadSoftirqOwnerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SoftirqOwnerVariables struct {
-	OwnerDropped *ebpf.Variable `ebpf:"owner_dropped"`
+	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
+	OwnerDropped      *ebpf.Variable `ebpf:"owner_dropped"`
 }
 
 // SoftirqOwnerPrograms contains all programs after they have been loaded into the kernel.

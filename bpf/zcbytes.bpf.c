@@ -2,7 +2,8 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /* Byte classes: what the kernel did with the bytes the target threads sent
- * and received (KERNEL.md §9.2-9.3). Exact counts, no sampling.
+ * and received: copied, spliced, pinned (zero-copy) or copied later on the
+ * way out (loopback, veth, taps). Exact counts, no sampling.
  *
  * Send: every sock_sendmsg on a TCP socket ends in sock:sock_send_length
  * with the bytes it moved; those bytes get the class of the decision
@@ -27,7 +28,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
-#include "accounting.h"
+#include "common.h"
 #include "zcbytes.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -45,7 +46,6 @@ __u64 zcb_dropped = 0;
 #define ZCB_MSG_ZEROCOPY 0x4000000
 #define ZCB_MSG_SPLICE_PAGES 0x8000000
 #define ZCB_IPPROTO_TCP 6
-#define ZCB_SOCK_STREAM 1
 #define ZCB_AF_INET 2
 #define ZCB_AF_INET6 10
 #define ZCB_ETH_P_IP 0x0800
@@ -70,15 +70,6 @@ __u64 zcb_dropped = 0;
 enum {
 	ZCB_OP_SENDMSG = 9, ZCB_OP_SEND = 26, ZCB_OP_SEND_ZC = 47, ZCB_OP_SENDMSG_ZC = 48,
 };
-
-/* Shared with the accounting object (same definition): target threads by
- * tid, with their generation and current path. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct zc_thread);
-} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -141,14 +132,6 @@ struct {
 	__type(value, __u8);
 } zcb_uring_sk SEC(".maps");
 
-/* v & mask, hidden from clang so the verifier sees the bound (see
- * accounting.bpf.c). */
-static __always_inline __u32 masked(__u32 v, __u32 mask)
-{
-	asm volatile("" : "+r"(v));
-	return v & mask;
-}
-
 static __always_inline void add(__u32 gen, __u8 path, __u8 class, __u64 bytes, __u64 events)
 {
 	struct zcb_key k = { .gen = gen, .path = path, .class = class };
@@ -172,16 +155,9 @@ static __always_inline void add(__u32 gen, __u8 path, __u8 class, __u64 bytes, _
 	v->events += events;
 }
 
-static __always_inline struct zc_thread *current_target(void)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	return bpf_map_lookup_elem(&threads, &tid);
-}
-
 static __always_inline int is_tcp(const struct sock *sk)
 {
-	return sk->sk_protocol == ZCB_IPPROTO_TCP && sk->sk_type == ZCB_SOCK_STREAM;
+	return is_tcp_stream(sk->sk_protocol, sk->sk_type);
 }
 
 /* The socket helpers below read with BPF_CORE_READ: they also serve the
@@ -190,7 +166,7 @@ static __always_inline int is_tcp(const struct sock *sk)
  * call, not per skb. */
 static __always_inline int is_tcp_any(const struct sock *sk)
 {
-	return BPF_CORE_READ(sk, sk_protocol) == ZCB_IPPROTO_TCP && BPF_CORE_READ(sk, sk_type) == ZCB_SOCK_STREAM;
+	return is_tcp_stream(BPF_CORE_READ(sk, sk_protocol), BPF_CORE_READ(sk, sk_type));
 }
 
 static __always_inline int route_sg(const struct sock *sk)
@@ -329,18 +305,6 @@ static __always_inline void add_deferred(struct zcb_flow *f, __u8 class, __u64 b
 
 /* ---- files ---- */
 
-static __always_inline struct file *file_of_fd(long fd)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct file **fds = task->files->fdt->fd;
-	struct file *f = NULL;
-
-	if (fd < 0 || fd > 0xfffff)
-		return NULL;
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
-}
-
 static __always_inline __u32 file_type(struct file *f)
 {
 	return BPF_CORE_READ(f, f_inode, i_mode) & ZCB_S_IFMT;
@@ -377,9 +341,9 @@ static __always_inline void set_source(long fd)
 	struct zcb_sys *s;
 	struct file *f;
 
-	if (!current_target())
+	if (!current_thread())
 		return;
-	f = file_of_fd(fd);
+	f = fd_file(fd);
 	if (!f)
 		return;
 	s = sys_state(1);
@@ -469,14 +433,14 @@ static __always_inline void account_send(struct zc_thread *t, __u8 path, const s
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr *msg,
+int PROBE_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct zcb_task *st = bpf_task_storage_get(&zcb_tasks, task, 0, 0);
 
 	if (!st) {
-		if (!current_target())
+		if (!current_thread())
 			return 0;
 		st = bpf_task_storage_get(&zcb_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st)
@@ -490,7 +454,7 @@ int BPF_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr 
 
 /* The bytes of one sock_sendmsg, after tcp_sendmsg returned. */
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
+int PROBE_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 {
 	struct zcb_task *st;
 	struct zc_thread *t;
@@ -508,7 +472,7 @@ int BPF_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 	}
 	if (ret <= 0)
 		return 0;
-	t = current_target();
+	t = current_thread();
 	if (t)
 		account_send(t, t->path, sk, class, ret);
 	return 0;
@@ -530,9 +494,9 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 		zc = 0;
 	else
 		return 0;
-	if ((BPF_CORE_READ(req, flags) & ZCB_REQ_F_FIXED_FILE) || !current_target())
+	if ((BPF_CORE_READ(req, flags) & ZCB_REQ_F_FIXED_FILE) || !current_thread())
 		return 0; /* fixed files: not resolvable here */
-	f = file_of_fd(BPF_CORE_READ(req, cqe.fd));
+	f = fd_file(BPF_CORE_READ(req, cqe.fd));
 	if (!f || file_type(f) != ZCB_S_IFSOCK)
 		return 0;
 	sock = BPF_CORE_READ(f, private_data);
@@ -545,14 +509,14 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 }
 
 SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(zcb_uring_submit, struct io_kiocb *req)
+int PROBE_PROG(zcb_uring_submit, struct io_kiocb *req)
 {
 	return on_uring_submit(req);
 }
 
 /* Its name before 6.4 (same first argument). */
 SEC("tp_btf/io_uring_submit_sqe")
-int BPF_PROG(zcb_uring_submit_sqe, struct io_kiocb *req)
+int PROBE_PROG(zcb_uring_submit_sqe, struct io_kiocb *req)
 {
 	return on_uring_submit(req);
 }
@@ -574,7 +538,7 @@ struct zcb_sys_exit {
 };
 
 SEC("tracepoint/syscalls/sys_enter_sendfile64")
-int zcb_enter_sendfile(struct zcb_sys_enter *ctx)
+int PROBE_TP(zcb_enter_sendfile, struct zcb_sys_enter)
 {
 	set_source((int)ctx->args[1]);
 	return 0;
@@ -583,14 +547,14 @@ int zcb_enter_sendfile(struct zcb_sys_enter *ctx)
 /* file -> pipe remembers the source for the pipe -> socket splice that
  * follows on this thread; pipe -> socket leaves it. */
 SEC("tracepoint/syscalls/sys_enter_splice")
-int zcb_enter_splice(struct zcb_sys_enter *ctx)
+int PROBE_TP(zcb_enter_splice, struct zcb_sys_enter)
 {
 	struct file *in;
 	__u32 type;
 
-	if (!current_target())
+	if (!current_thread())
 		return 0;
-	in = file_of_fd((int)ctx->args[0]);
+	in = fd_file((int)ctx->args[0]);
 	if (!in)
 		return 0;
 	type = file_type(in);
@@ -602,7 +566,7 @@ int zcb_enter_splice(struct zcb_sys_enter *ctx)
 
 /* User pages into a pipe: spliced as they are, no source copy. */
 SEC("tracepoint/syscalls/sys_enter_vmsplice")
-int zcb_enter_vmsplice(struct zcb_sys_enter *ctx)
+int PROBE_TP(zcb_enter_vmsplice, struct zcb_sys_enter)
 {
 	struct zcb_sys *s = sys_state(0);
 
@@ -612,13 +576,13 @@ int zcb_enter_vmsplice(struct zcb_sys_enter *ctx)
 }
 
 SEC("tracepoint/syscalls/sys_enter_getsockopt")
-int zcb_enter_getsockopt(struct zcb_sys_enter *ctx)
+int PROBE_TP(zcb_enter_getsockopt, struct zcb_sys_enter)
 {
 	struct zcb_sys *s;
 
 	if ((int)ctx->args[1] != ZCB_SOL_TCP || (int)ctx->args[2] != ZCB_TCP_ZEROCOPY_RECEIVE)
 		return 0;
-	if (!current_target())
+	if (!current_thread())
 		return 0;
 	s = sys_state(1);
 	if (s)
@@ -629,7 +593,7 @@ int zcb_enter_getsockopt(struct zcb_sys_enter *ctx)
 /* struct tcp_zerocopy_receive's length is, on return, the bytes mapped. The
  * path is named here: the accounting may already have ended the syscall. */
 SEC("tracepoint/syscalls/sys_exit_getsockopt")
-int zcb_exit_getsockopt(struct zcb_sys_exit *ctx)
+int PROBE_TP(zcb_exit_getsockopt, struct zcb_sys_exit)
 {
 	struct zcb_sys *s = sys_state(0);
 	struct zc_thread *t;
@@ -642,7 +606,7 @@ int zcb_exit_getsockopt(struct zcb_sys_exit *ctx)
 	s->optval = 0;
 	if (ctx->ret != 0)
 		return 0;
-	t = current_target();
+	t = current_thread();
 	if (!t)
 		return 0;
 	if (bpf_probe_read_user(&len, sizeof(len),
@@ -659,7 +623,7 @@ int zcb_exit_getsockopt(struct zcb_sys_exit *ctx)
 
 static __always_inline struct sock *tcp_sock_of_fd(long fd)
 {
-	struct file *f = file_of_fd(fd);
+	struct file *f = fd_file(fd);
 	struct socket *sock;
 	struct sock *sk;
 
@@ -675,7 +639,7 @@ static __always_inline struct sock *tcp_sock_of_fd(long fd)
  * order their probes were first registered, which other tools change. */
 static __always_inline void send_enter(long fd, __u8 path)
 {
-	struct zc_thread *t = current_target();
+	struct zc_thread *t = current_thread();
 	struct zcb_sys *s;
 	struct sock *sk;
 
@@ -701,20 +665,20 @@ static __always_inline void send_exit(long ret)
 	s->sk = 0;
 	if (ret <= 0)
 		return;
-	t = current_target();
+	t = current_thread();
 	if (t)
 		account_send(t, s->path, sk, 0xff, ret);
 }
 
 #define ZCB_SEND_SYSCALL(name, fdarg, path)                                   \
 	SEC("tracepoint/syscalls/sys_enter_" #name)                           \
-	int zcb_se_##name(struct zcb_sys_enter *ctx)                          \
+	int PROBE_TP(zcb_se_##name, struct zcb_sys_enter)                        \
 	{                                                                     \
 		send_enter((int)ctx->args[fdarg], path);                      \
 		return 0;                                                     \
 	}                                                                     \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                            \
-	int zcb_sx_##name(struct zcb_sys_exit *ctx)                           \
+	int PROBE_TP(zcb_sx_##name, struct zcb_sys_exit)                        \
 	{                                                                     \
 		send_exit(ctx->ret);                                          \
 		return 0;                                                     \
@@ -730,14 +694,14 @@ ZCB_SEND_SYSCALL(splice, 2, PATH_TX_SPLICE)
 /* ---- receive copies ---- */
 
 SEC("tp_btf/skb_copy_datagram_iovec")
-int BPF_PROG(zcb_rx_copy, const struct sk_buff *skb, int len)
+int PROBE_PROG(zcb_rx_copy, const struct sk_buff *skb, int len)
 {
 	struct sock *sk = skb->sk;
 	struct zc_thread *t;
 
 	if (len <= 0 || !sk || !is_tcp(sk))
 		return 0;
-	t = current_target();
+	t = current_thread();
 	if (t)
 		add(t->gen, t->path, ZCB_RX_COPY, len, 1);
 	return 0;
@@ -784,7 +748,7 @@ static __always_inline __u8 deferred_class(const struct net_device *dev)
 /* A zero-copy skb on the receive path will be copied by skb_copy_ubufs in
  * ip_local_deliver_finish (skb_orphan_frags_rx): all of its paged bytes. */
 SEC("tp_btf/netif_receive_skb")
-int BPF_PROG(zcb_netif_receive_skb, struct sk_buff *skb)
+int PROBE_PROG(zcb_netif_receive_skb, struct sk_buff *skb)
 {
 	struct zcb_flow f = {};
 	__u32 bytes;
@@ -824,7 +788,7 @@ static __always_inline int tap_active(const struct net_device *dev)
 /* A tap (tcpdump, AF_PACKET) gets a clone whose zero-copy frags
  * skb_orphan_frags_rx copies in dev_queue_xmit_nit. */
 SEC("tp_btf/net_dev_start_xmit")
-int BPF_PROG(zcb_net_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
+int PROBE_PROG(zcb_net_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
 {
 	struct zcb_flow f = {};
 	struct sock *sk;
@@ -860,13 +824,13 @@ static __always_inline int on_retransmit(const struct sock *sk, const struct sk_
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(zcb_retransmit_err, const struct sock *sk, const struct sk_buff *skb, int err)
+int PROBE_PROG(zcb_retransmit_err, const struct sock *sk, const struct sk_buff *skb, int err)
 {
 	return err ? 0 : on_retransmit(sk, skb);
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(zcb_retransmit, const struct sock *sk, const struct sk_buff *skb)
+int PROBE_PROG(zcb_retransmit, const struct sock *sk, const struct sk_buff *skb)
 {
 	return on_retransmit(sk, skb);
 }
@@ -877,7 +841,7 @@ int BPF_PROG(zcb_retransmit, const struct sock *sk, const struct sk_buff *skb)
  * or merged into the queue's tail (whose range then grew, and which keeps
  * the first notification's ee_code). Count sends past the highest id seen. */
 SEC("tp_btf/inet_sk_error_report")
-int BPF_PROG(zcb_error_report, const struct sock *sk)
+int PROBE_PROG(zcb_error_report, const struct sock *sk)
 {
 	struct sock_extended_err ee = {};
 	struct zcb_flow f = {};
@@ -925,13 +889,13 @@ struct zcb_uring_complete_args {
 
 /* Notification CQEs are posted from task_work in the submitting task. */
 SEC("tracepoint/io_uring/io_uring_complete")
-int zcb_uring_complete(struct zcb_uring_complete_args *ctx)
+int PROBE_TP(zcb_uring_complete, struct zcb_uring_complete_args)
 {
 	struct zc_thread *t;
 
 	if (!(ctx->cflags & ZCB_IORING_CQE_F_NOTIF))
 		return 0;
-	t = current_target();
+	t = current_thread();
 	if (!t)
 		return 0;
 	add(t->gen, PATH_TX_IO_URING, ZCB_URING_NOTIF, 0, 1);

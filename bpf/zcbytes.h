@@ -1,5 +1,5 @@
 /* Shared between zcbytes.bpf.c and its Go loader (profiler/bytes*.go); keep
- * the Go constants (profiler/byteclass.go) in step. */
+ * the Go constants (profiler/byteclass/byteclass.go) in step. */
 #ifndef ZCPROF_ZCBYTES_H
 #define ZCPROF_ZCBYTES_H
 

@@ -13,15 +13,41 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-type ZcbytesZcThread struct {
+type ZcbytesZcCpu struct {
 	_         structs.HostLayout
+	LastTs    uint64
+	Tid       uint32
 	Gen       uint32
-	Tgid      uint32
 	Path      uint8
-	Pad       [3]uint8
-	Nr        uint32
-	Arg       uint64
-	UnknownNs [8]uint64
+	Resolved  uint8
+	Depth     uint8
+	SysPath   uint8
+	Stack     [4]uint8
+	Epoch     uint32
+	InPid     uint32
+	ClkOff    int64
+	InTs      uint64
+	InRq      uint64
+	ProbeNs   uint64
+	ProbeRuns uint64
+	Est       [64]struct {
+		_         structs.HostLayout
+		MeanNs    uint32
+		Countdown uint16
+		Seen      uint16
+	}
+}
+
+type ZcbytesZcThread struct {
+	_           structs.HostLayout
+	Gen         uint32
+	Tgid        uint32
+	Path        uint8
+	RestartPath uint8
+	RestartNr   uint16
+	Pad         [4]uint8
+	Arg         uint64
+	UnknownNs   [8]uint64
 }
 
 type ZcbytesZcbFlow struct {
@@ -86,6 +112,7 @@ type ZcbytesZcbVal struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	ZcbytesMapCpuStates            = "cpu_states"
 	ZcbytesMapThreads              = "threads"
 	ZcbytesMapZcbOwners            = "zcb_owners"
 	ZcbytesMapZcbPending           = "zcb_pending"
@@ -122,6 +149,7 @@ const (
 	ZcbytesProgZcbUringSubmit      = "zcb_uring_submit"
 	ZcbytesProgZcbUringSubmitSqe   = "zcb_uring_submit_sqe"
 	ZcbytesVarCfgCopySpliceRead    = "cfg_copy_splice_read"
+	ZcbytesVarCfgHookDispatchNs    = "cfg_hook_dispatch_ns"
 	ZcbytesVarCfgPtypeAll          = "cfg_ptype_all"
 	ZcbytesVarZcbDropped           = "zcb_dropped"
 )
@@ -202,6 +230,7 @@ type ZcbytesProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ZcbytesMapSpecs struct {
+	CpuStates  *ebpf.MapSpec `ebpf:"cpu_states"`
 	Threads    *ebpf.MapSpec `ebpf:"threads"`
 	ZcbOwners  *ebpf.MapSpec `ebpf:"zcb_owners"`
 	ZcbPending *ebpf.MapSpec `ebpf:"zcb_pending"`
@@ -216,6 +245,7 @@ type ZcbytesMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type ZcbytesVariableSpecs struct {
 	CfgCopySpliceRead *ebpf.VariableSpec `ebpf:"cfg_copy_splice_read"`
+	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
 	CfgPtypeAll       *ebpf.VariableSpec `ebpf:"cfg_ptype_all"`
 	ZcbDropped        *ebpf.VariableSpec `ebpf:"zcb_dropped"`
 }
@@ -240,6 +270,7 @@ func (o *ZcbytesObjects) Close() error {
 //
 // It can be passed to LoadZcbytesObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ZcbytesMaps struct {
+	CpuStates  *ebpf.Map `ebpf:"cpu_states"`
 	Threads    *ebpf.Map `ebpf:"threads"`
 	ZcbOwners  *ebpf.Map `ebpf:"zcb_owners"`
 	ZcbPending *ebpf.Map `ebpf:"zcb_pending"`
@@ -251,6 +282,7 @@ type ZcbytesMaps struct {
 
 func (m *ZcbytesMaps) Close() error {
 	return _ZcbytesClose(
+		m.CpuStates,
 		m.Threads,
 		m.ZcbOwners,
 		m.ZcbPending,
@@ -266,6 +298,7 @@ func (m *ZcbytesMaps) Close() error {
 // It can be passed to LoadZcbytesObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ZcbytesVariables struct {
 	CfgCopySpliceRead *ebpf.Variable `ebpf:"cfg_copy_splice_read"`
+	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
 	CfgPtypeAll       *ebpf.Variable `ebpf:"cfg_ptype_all"`
 	ZcbDropped        *ebpf.Variable `ebpf:"zcb_dropped"`
 }

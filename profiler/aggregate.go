@@ -3,7 +3,9 @@ package profiler
 import (
 	"sort"
 
+	"github.com/zcprof/zcprof/profiler/byteclass"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 const mib = 1 << 20
@@ -16,7 +18,7 @@ type Totals struct {
 	Stime    uint64
 }
 
-// Sum adds up thread deltas; unresolved time (pathUnknown) is kept under
+// Sum adds up thread deltas; unresolved time (taxonomy.PathUnknown) is kept under
 // its own key for Entry to fold.
 func Sum(threads []ThreadDelta) Totals {
 	t := Totals{Counters: map[PathCtx]Counter{}}
@@ -33,7 +35,7 @@ func Sum(threads []ThreadDelta) Totals {
 	return t
 }
 
-var softirqCtxs = []Ctx{CtxSoftirqNetRx, CtxSoftirqNetTx, CtxSoftirqOther}
+var softirqCtxs = []taxonomy.Ctx{taxonomy.CtxSoftirqNetRx, taxonomy.CtxSoftirqNetTx, taxonomy.CtxSoftirqOther}
 
 // Entry turns totals into the CPU split and path list of the report.
 func (t Totals) Entry() (report.CPU, []report.Path) {
@@ -41,28 +43,34 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 	var unresolved uint64
 	var boundary int64
 	var uncertain uint64
+	var probe Counter
 	for k, c := range t.Counters {
-		if k.Ctx == CtxKernelDiff {
+		if k.Ctx == taxonomy.CtxKernelDiff {
 			boundary -= int64(c.NS) // modular sum of signed per-run differences
 			continue
 		}
-		if k.Ctx == CtxSwitchUncertain {
+		if k.Ctx == taxonomy.CtxSwitchUncertain {
 			uncertain += c.NS
 			continue
 		}
-		if k.Path == pathUnknown {
+		if k.Ctx == taxonomy.CtxProbe {
+			probe = probe.add(c)
+			continue
+		}
+		if k.Path == taxonomy.PathUnknown {
 			// Never crossed a boundary: kernel or user cannot be told,
 			// so it goes to "other" and is flagged.
 			unresolved += c.NS
-			k.Path = PathOther
+			k.Path = taxonomy.PathOther
 		}
 		counters[k] = counters[k].add(c)
 	}
 	cpu := report.CPU{SchedstatNS: t.Runtime, TimesUserNS: t.Utime, TimesSystemNS: t.Stime,
-		UnresolvedNS: unresolved, SchedstatBoundaryNS: boundary, SwitchUncertainNS: uncertain}
+		UnresolvedNS: unresolved, SchedstatBoundaryNS: boundary, SwitchUncertainNS: uncertain,
+		ProbeNS: probe.NS, ProbeEvents: probe.Calls}
 	var paths []report.Path
-	for _, p := range append([]Path{PathUser}, SyscallPaths...) {
-		task := counters[PathCtx{p, CtxTask}]
+	for _, p := range append([]taxonomy.Path{taxonomy.PathUser}, taxonomy.SyscallPaths...) {
+		task := counters[PathCtx{p, taxonomy.CtxTask}]
 		rp := report.Path{Path: p.String(), Calls: task.Calls, Bytes: task.Bytes, CPUNS: task.NS, Categories: []report.Category{}}
 		for _, ctx := range softirqCtxs {
 			if ns := counters[PathCtx{p, ctx}].NS; ns > 0 {
@@ -73,14 +81,14 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 				rp.SoftirqNS += ns
 			}
 		}
-		rp.HardirqNS = counters[PathCtx{p, CtxHardirq}].NS
+		rp.HardirqNS = counters[PathCtx{p, taxonomy.CtxHardirq}].NS
 		if rp.Calls > 0 {
 			rp.NSPerCall = float64(rp.CPUNS) / float64(rp.Calls)
 		}
 		if rp.Bytes >= 64<<10 { // below that, a per-MiB figure is noise
 			rp.NSPerMiB = float64(rp.CPUNS) / (float64(rp.Bytes) / mib)
 		}
-		if p == PathUser {
+		if p == taxonomy.PathUser {
 			cpu.UserNS = task.NS
 		} else {
 			cpu.KernelNS += task.NS
@@ -89,7 +97,7 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 			paths = append(paths, rp)
 		}
 	}
-	for _, ctx := range append(softirqCtxs, CtxHardirq) {
+	for _, ctx := range append(softirqCtxs, taxonomy.CtxHardirq) {
 		var c Counter
 		for k, v := range counters {
 			if k.Ctx == ctx {
@@ -97,13 +105,13 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 			}
 		}
 		switch ctx {
-		case CtxSoftirqNetRx:
+		case taxonomy.CtxSoftirqNetRx:
 			cpu.SoftirqNetRxNS = c.NS
-		case CtxSoftirqNetTx:
+		case taxonomy.CtxSoftirqNetTx:
 			cpu.SoftirqNetTxNS = c.NS
-		case CtxSoftirqOther:
+		case taxonomy.CtxSoftirqOther:
 			cpu.SoftirqOtherNS = c.NS
-		case CtxHardirq:
+		case taxonomy.CtxHardirq:
 			cpu.HardirqNS = c.NS
 		}
 		if ctx.IsSoftirq() {
@@ -142,15 +150,32 @@ func ProcessEntry(pid int, threads []ThreadDelta, withThreads bool) report.Proce
 	cpu, paths := Sum(threads).Entry()
 	p := report.Process{PID: pid, Comm: processComm(pid, threads), CPU: cpu, Paths: paths}
 	p.Zerocopy = ZerocopyFor(threads)
-	annotatePaths(p.Paths, threads)
+	byteclass.Annotate(p.Paths, byteClassesOf(threads))
 	if withThreads {
 		for _, th := range threads {
 			tc, tp := Sum([]ThreadDelta{th}).Entry()
-			annotatePaths(tp, []ThreadDelta{th})
+			byteclass.Annotate(tp, byteClassesOf([]ThreadDelta{th}))
 			p.Threads = append(p.Threads, report.Thread{TID: th.Info.TID, Comm: th.Info.Comm, CPU: tc, Paths: tp})
 		}
 	}
 	return p
+}
+
+// ZerocopyFor is the zero-copy object of a group of threads (a process, or
+// one side of a run cell), from their byte classes and paths
+// (byteclass.Zerocopy).
+func ZerocopyFor(threads []ThreadDelta) *report.Zerocopy {
+	_, paths := Sum(threads).Entry()
+	return byteclass.Zerocopy(paths, byteClassesOf(threads))
+}
+
+// byteClassesOf is each thread's byte classes (nil: not loaded).
+func byteClassesOf(threads []ThreadDelta) byteclass.Threads {
+	out := make(byteclass.Threads, len(threads))
+	for i, th := range threads {
+		out[i] = th.ByteClasses
+	}
+	return out
 }
 
 // processComm prefers the leader's name; threads may have renamed themselves.
@@ -173,15 +198,15 @@ func SystemRow(iv Interval) *report.System {
 	}
 	cpu, _ := Totals{Counters: map[PathCtx]Counter{}}.Entry()
 	var paths []report.Path
-	for _, p := range []Path{PathSysIdle, PathSysKsoftirqd, PathSysOtherTask} {
+	for _, p := range []taxonomy.Path{taxonomy.PathSysIdle, taxonomy.PathSysKsoftirqd, taxonomy.PathSysOtherTask} {
 		rp := report.Path{Path: p.String(), Categories: []report.Category{}}
-		for _, ctx := range append(softirqCtxs, CtxHardirq) {
+		for _, ctx := range append(softirqCtxs, taxonomy.CtxHardirq) {
 			c := iv.System[PathCtx{p, ctx}]
 			if c.NS == 0 {
 				continue
 			}
 			rp.Calls += c.Calls
-			if ctx == CtxHardirq {
+			if ctx == taxonomy.CtxHardirq {
 				rp.HardirqNS += c.NS
 				cpu.HardirqNS += c.NS
 			} else {
@@ -192,9 +217,9 @@ func SystemRow(iv Interval) *report.System {
 				rp.SoftirqNS += c.NS
 				cpu.SoftirqNS += c.NS
 				switch ctx {
-				case CtxSoftirqNetRx:
+				case taxonomy.CtxSoftirqNetRx:
 					cpu.SoftirqNetRxNS += c.NS
-				case CtxSoftirqNetTx:
+				case taxonomy.CtxSoftirqNetTx:
 					cpu.SoftirqNetTxNS += c.NS
 				default:
 					cpu.SoftirqOtherNS += c.NS
@@ -206,5 +231,13 @@ func SystemRow(iv Interval) *report.System {
 		}
 	}
 	cpu.OnCPUNS = cpu.SoftirqNS + cpu.HardirqNS
+	// zcprof's handlers that ran while no target was current (switches,
+	// interrupts; other tasks' syscalls are not timed).
+	for k, c := range iv.System {
+		if k.Ctx == taxonomy.CtxProbe {
+			cpu.ProbeNS += c.NS
+			cpu.ProbeEvents += c.Calls
+		}
+	}
 	return &report.System{Paths: paths, CPU: cpu}
 }

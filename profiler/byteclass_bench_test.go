@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -80,13 +82,14 @@ func BenchmarkByteClassesOverhead(b *testing.B) {
 		}
 		b.Skip("BPF benchmarks need root")
 	}
+	testenv.RunStats(b) // the byte-class programs' own run time
 	const pairs = 3
 	for i := 0; i < b.N; i++ {
 		for _, m := range []string{workload.MethodWrite, workload.MethodSendfile, workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
 			cfg := workload.Config{Method: m, Size: 64 << 10, Bytes: 64 << 20, SenderCPU: -1, ReceiverCPU: -1}
 			var ratios, shares, perEvent []float64
 			for range pairs {
-				off := runByteClasses(b, cfg, ByteClassesOff)
+				off := runByteClasses(b, cfg, byteclass.Off)
 				on := runByteClasses(b, cfg, "auto")
 				ratios = append(ratios, on.cpuPerMiB()/off.cpuPerMiB())
 				shares = append(shares, float64(on.zcbNS)/float64(on.cpuNS))

@@ -138,7 +138,7 @@ func TestProfileZerocopyVerdicts(t *testing.T) {
 				if zc.RxMappedBytes != r.RxMapped || zc.RxMappedBytes+zc.RxCopiedBytes != r.Received {
 					t.Errorf("rx mapped %d copied %d; child mapped %d copied %d of %d", zc.RxMappedBytes, zc.RxCopiedBytes, r.RxMapped, r.RxCopied, r.Received)
 				}
-				checkMappedShare(t, zc.RxMappedBytes, r.Received, net0)
+				testenv.CheckMappedShare(t, zc.RxMappedBytes, r.Received, net0)
 				if !strings.Contains(zc.Verdict, "mapped (TCP_ZEROCOPY_RECEIVE)") {
 					t.Errorf("verdict %q", zc.Verdict)
 				}
@@ -176,7 +176,7 @@ func zeroCopyTaken(t *testing.T, zc *report.Zerocopy, r transferChildResult) {
 	if zc.TxBytes != r.Sent || zc.TxSplicedBytes != r.Sent || zc.TxCopiedBytes != 0 || zc.TxDeferredCopyBytes != 0 {
 		t.Errorf("%+v, sent %d", zc, r.Sent)
 	}
-	if !strings.HasPrefix(zc.Verdict, "zero-copy taken") {
+	if !strings.Contains(zc.Verdict, fmt.Sprintf(": zero-copy taken for %.1f MiB (100%%)", float64(r.Sent)/(1<<20))) {
 		t.Errorf("verdict %q", zc.Verdict)
 	}
 }
@@ -186,7 +186,7 @@ func copiedOnLocalDelivery(t *testing.T, zc *report.Zerocopy, r transferChildRes
 	if zc.TxBytes != r.Sent || zc.TxPinnedBytes != r.Sent || zc.TxDeferredCopyBytes != r.Sent || zc.TxCopiedBytes != 0 {
 		t.Errorf("%+v, sent %d", zc, r.Sent)
 	}
-	if !strings.Contains(zc.Verdict, "zero-copy requested but copied on local delivery (loopback)") {
+	if !strings.Contains(zc.Verdict, fmt.Sprintf("zero-copy requested but %.1f MiB copied on local delivery (loopback)", float64(r.Sent)/(1<<20))) {
 		t.Errorf("verdict %q", zc.Verdict)
 	}
 	if zc.ZCCompletions != r.Completions || zc.ZCCompletionsCopied != r.Copied {

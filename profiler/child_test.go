@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/spawn"
 )
 
@@ -29,6 +33,13 @@ type childCounts struct {
 
 func TestMain(m *testing.M) {
 	spawn.RunHelperIfRequested()
+	if out := os.Getenv(getppidEnv); out != "" {
+		if err := runGetppidChild(out); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if out := os.Getenv(childEnv); out != "" {
 		if err := runChild(out); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
@@ -169,4 +180,79 @@ func envFloat(name string, def float64) float64 {
 		return v
 	}
 	return def
+}
+
+// childMode runs a child mode of this test binary, from an init: when env
+// is set (and this is not the spawn helper, which is re-executed before the
+// exec with the same environment), run gets its value and the process exits.
+func childMode(env, name string, run func(value string) error) {
+	v := os.Getenv(env)
+	if v == "" || (len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "__zcprof")) {
+		return
+	}
+	if err := run(v); err != nil {
+		fmt.Fprintf(os.Stderr, "%s child: %v\n", name, err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+// writeResult is how a child mode hands its own counts to the test.
+func writeResult(out string, result any) error {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o600)
+}
+
+// profileChildMode profiles the child mode env under backend, decodes the
+// child's counts into result and returns the document and its only process.
+func profileChildMode(t *testing.T, env, backend string, result any) (*report.Document, report.Process) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "result.json")
+	t.Setenv(env, out)
+	d := profileSelf(t, ProfileOptions{Backend: backend}, out, result).Document
+	assertDetached(t, d.Backends.ProgramIDs)
+	if len(d.Processes) != 1 {
+		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
+	}
+	return d, d.Processes[0]
+}
+
+// pinProcess pins every thread of this test process to cpu until the test
+// ends (threads created meanwhile inherit it, and so do children), then
+// gives every thread the CPUs the process had.
+func pinProcess(t *testing.T, cpu int) {
+	t.Helper()
+	var was unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	setAll := func(s *unix.CPUSet) error {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return err
+		}
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, s); err != nil && err != unix.ESRCH {
+				return fmt.Errorf("sched_setaffinity(%d): %w", tid, err)
+			}
+		}
+		return nil
+	}
+	if err := setAll(&set); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := setAll(&was); err != nil {
+			t.Error(err)
+		}
+	})
 }

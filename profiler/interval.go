@@ -2,12 +2,15 @@ package profiler
 
 import (
 	"sort"
+
+	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // PathCtx is a counter key within one thread.
 type PathCtx struct {
-	Path Path
-	Ctx  Ctx
+	Path taxonomy.Path
+	Ctx  taxonomy.Ctx
 }
 
 // ThreadDelta is one thread's activity between two snapshots.
@@ -24,14 +27,15 @@ type ThreadDelta struct {
 	Utime, Stime uint64
 	// ByteClasses: what the kernel did with its bytes; nil when the
 	// byte-class programs are not loaded.
-	ByteClasses map[PathClass]ByteCount
+	ByteClasses map[byteclass.PathClass]byteclass.Count
 }
 
-// MeasuredNS is the thread's on-CPU time as the BPF accounting saw it.
+// MeasuredNS is the thread's on-CPU time as the BPF accounting saw it,
+// zcprof's own handlers included (schedstat bills them).
 func (t ThreadDelta) MeasuredNS() uint64 {
 	var sum uint64
 	for k, c := range t.Counters {
-		if k.Ctx.OnCPU() {
+		if k.Ctx.OnCPU() || k.Ctx == taxonomy.CtxProbe {
 			sum += c.NS
 		}
 	}
@@ -40,11 +44,11 @@ func (t ThreadDelta) MeasuredNS() uint64 {
 
 // BoundaryNS is what the kernel's schedstat bills to this thread beyond
 // (positive) or short of (negative) the time zcprof measured, because the
-// kernel cuts runs where it last read the rq clock (see CtxKernelDiff).
+// kernel cuts runs where it last read the rq clock (see taxonomy.CtxKernelDiff).
 func (t ThreadDelta) BoundaryNS() int64 {
 	var diff uint64 // modular: the per-run differences are signed
 	for k, c := range t.Counters {
-		if k.Ctx == CtxKernelDiff {
+		if k.Ctx == taxonomy.CtxKernelDiff {
 			diff += c.NS
 		}
 	}
@@ -52,11 +56,11 @@ func (t ThreadDelta) BoundaryNS() int64 {
 }
 
 // UncertainNS is the time around unreported context switches whose owner
-// is not known (see CtxSwitchUncertain).
+// is not known (see taxonomy.CtxSwitchUncertain).
 func (t ThreadDelta) UncertainNS() uint64 {
 	var sum uint64
 	for k, c := range t.Counters {
-		if k.Ctx == CtxSwitchUncertain {
+		if k.Ctx == taxonomy.CtxSwitchUncertain {
 			sum += c.NS
 		}
 	}
@@ -67,11 +71,23 @@ func (t ThreadDelta) UncertainNS() uint64 {
 func (t ThreadDelta) InterruptNS() uint64 {
 	var sum uint64
 	for k, c := range t.Counters {
-		if k.Ctx != CtxTask && k.Ctx.OnCPU() {
+		if k.Ctx != taxonomy.CtxTask && k.Ctx.OnCPU() {
 			sum += c.NS
 		}
 	}
 	return sum
+}
+
+// ProbeNS is the time zcprof's own handlers ran in the thread, and the
+// handler runs timed (see taxonomy.CtxProbe). It is part of MeasuredNS.
+func (t ThreadDelta) ProbeNS() (ns, runs uint64) {
+	for k, c := range t.Counters {
+		if k.Ctx == taxonomy.CtxProbe {
+			ns += c.NS
+			runs += c.Calls
+		}
+	}
+	return ns, runs
 }
 
 // Interval is what happened between two snapshots.
@@ -79,14 +95,18 @@ type Interval struct {
 	DurationNS uint64
 	Threads    []ThreadDelta
 	System     map[PathCtx]Counter
-	BPFRunNS   uint64
-	BPFEvents  uint64
 	BPFMisses  uint64
 	Dropped    uint64
 	// MissedSwitches: see Snapshot.
 	MissedSwitches uint64
+	// ClampedRuns and StealNS: see Snapshot.
+	ClampedRuns uint64
+	StealNS     uint64
 	// ByteClassDrops counts byte-class updates the maps refused.
 	ByteClassDrops uint64
+	// MapFull: the updates each BPF map refused for being full (stats:
+	// Dropped; threads and thread_infos: threads left out), by map name.
+	MapFull map[string]uint64
 }
 
 // Delta computes cur - prev. prev may be nil (everything since attach).
@@ -97,19 +117,32 @@ func Delta(prev, cur *Snapshot) Interval {
 	iv := Interval{
 		DurationNS:     cur.MonoNS - prev.MonoNS,
 		System:         map[PathCtx]Counter{},
-		BPFRunNS:       cur.BPFRunNS - prev.BPFRunNS,
-		BPFEvents:      cur.BPFEvents - prev.BPFEvents,
 		BPFMisses:      cur.BPFMisses - prev.BPFMisses,
 		Dropped:        cur.Dropped - prev.Dropped,
 		MissedSwitches: cur.MissedSwitches - prev.MissedSwitches,
+		ClampedRuns:    cur.ClampedRuns - prev.ClampedRuns,
+		StealNS:        sat(cur.StealNS, prev.StealNS),
 	}
 	byGen := map[uint32]*ThreadDelta{}
-	for k, c := range cur.Counters {
-		d := c.sub(prev.Counters[k])
+	// Every key of either snapshot: a key that held only in-flight time in
+	// prev (addInFlight) can be absent from cur, and its time must still be
+	// taken off.
+	keys := make(map[Key]bool, len(cur.Counters))
+	for k := range cur.Counters {
+		keys[k] = true
+	}
+	for k := range prev.Counters {
+		keys[k] = true
+	}
+	for k := range keys {
+		d := cur.Counters[k].sub(prev.Counters[k])
 		if d == (Counter{}) {
 			continue
 		}
 		pc := PathCtx{k.Path, k.Ctx}
+		if to, ok := retiredTo(prev, cur, k.Gen); ok {
+			k.Gen = to // a thread retired since prev: its row has its counts
+		}
 		if k.Gen == 0 {
 			iv.System[pc] = iv.System[pc].add(d)
 			continue
@@ -122,7 +155,22 @@ func Delta(prev, cur *Snapshot) Interval {
 		}
 		td.Counters[pc] = td.Counters[pc].add(d)
 	}
+	netNegative(iv.System)
+	for _, td := range byGen {
+		netNegative(td.Counters)
+	}
 	deltaByteClasses(prev, cur, byGen, &iv)
+	iv.MapFull = map[string]uint64{}
+	if iv.Dropped > 0 {
+		iv.MapFull["stats"] = iv.Dropped
+	}
+	if n := cur.ThreadsFull - prev.ThreadsFull; n > 0 {
+		iv.MapFull["threads"] = n
+	}
+	if n := cur.ThreadInfosFull - prev.ThreadInfosFull; n > 0 {
+		iv.MapFull["thread_infos"] = n
+	}
+	retiredAdj := retiredSincePrev(prev, cur)
 	for gen, td := range byGen {
 		now, ok := cur.Clocks[gen]
 		if !ok {
@@ -131,6 +179,11 @@ func Delta(prev, cur *Snapshot) Interval {
 		base, known, approx := baseline(prev, td.Info, gen)
 		if !known {
 			continue
+		}
+		if adj, ok := retiredAdj[gen]; ok {
+			base.RuntimeNS += adj.RuntimeNS
+			base.UtimeNS += adj.UtimeNS
+			base.StimeNS += adj.StimeNS
 		}
 		td.Runtime = now.RuntimeNS - base.RuntimeNS
 		td.Utime = sat(now.UtimeNS, base.UtimeNS)
@@ -151,6 +204,85 @@ func Delta(prev, cur *Snapshot) Interval {
 		return a.Gen < b.Gen
 	})
 	return iv
+}
+
+// deltaByteClasses adds the byte-class differences of two snapshots to the
+// interval's threads (creating entries for threads with no CPU change).
+// Every thread of an interval whose snapshots carry byte classes gets a
+// non-nil map: nil means the feature was not loaded.
+func deltaByteClasses(prev, cur *Snapshot, byGen map[uint32]*ThreadDelta, iv *Interval) {
+	if cur.ByteClasses == nil {
+		return
+	}
+	iv.ByteClassDrops = cur.ByteClassDrops - prev.ByteClassDrops
+	keys := make(map[byteclass.Key]bool, len(cur.ByteClasses))
+	for k := range cur.ByteClasses {
+		keys[k] = true
+	}
+	for k := range prev.ByteClasses {
+		keys[k] = true // a retired thread's keys are gone from cur
+	}
+	for k := range keys {
+		d := cur.ByteClasses[k].Sub(prev.ByteClasses[k])
+		if d == (byteclass.Count{}) || k.Gen == 0 {
+			continue
+		}
+		if to, ok := retiredTo(prev, cur, k.Gen); ok {
+			k.Gen = to
+		}
+		td := byGen[k.Gen]
+		if td == nil {
+			td = &ThreadDelta{Info: cur.Threads[k.Gen], Counters: map[PathCtx]Counter{}}
+			td.Info.Gen = k.Gen
+			byGen[k.Gen] = td
+		}
+		if td.ByteClasses == nil {
+			td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
+		}
+		pc := byteclass.PathClass{Path: k.Path, Class: k.Class}
+		td.ByteClasses[pc] = td.ByteClasses[pc].Add(d)
+	}
+	for _, td := range byGen {
+		if td.ByteClasses == nil {
+			td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
+		}
+	}
+}
+
+// netNegative settles on-CPU time that went down between two snapshots.
+// prev's in-flight time (addInFlight) went under the key the thread's CPU
+// state named then; BPF may charge that span to another key of the same
+// thread (a thread first seen is in "unknown" until its first boundary,
+// which moves its time to the real path), so that key's delta is
+// negative: the time is in another key's delta already. Take it from the
+// largest positive keys of the same context, so that no figure wraps and
+// the thread's total stays exact.
+func netNegative(counters map[PathCtx]Counter) {
+	for k, c := range counters {
+		if !k.Ctx.OnCPU() || int64(c.NS) >= 0 {
+			continue
+		}
+		owed := -int64(c.NS)
+		c.NS = 0
+		counters[k] = c
+		for owed > 0 {
+			var best PathCtx
+			var bestNS int64
+			for o, oc := range counters {
+				if o.Ctx == k.Ctx && int64(oc.NS) > bestNS {
+					best, bestNS = o, int64(oc.NS)
+				}
+			}
+			if bestNS == 0 {
+				break // nothing to take it from: the time was not in this interval
+			}
+			take := min(owed, bestNS)
+			b := counters[best]
+			b.NS -= uint64(take)
+			counters[best] = b
+			owed -= take
+		}
+	}
 }
 
 // baseline finds the kernel clocks of a thread at the start of the interval.

@@ -3,6 +3,8 @@ package profiler
 import (
 	"math"
 	"testing"
+
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 func snap(mono uint64, counters map[Key]Counter, threads map[uint32]ThreadInfo, clocks map[uint32]Clock) *Snapshot {
@@ -18,15 +20,15 @@ func TestDeltaWrapsAndBaselines(t *testing.T) {
 	}
 	prev := snap(1_000*ms, map[Key]Counter{
 		// A counter that wraps between the two snapshots (u64, modular).
-		{1, PathTxWrite, CtxTask}:         {Calls: math.MaxUint64 - 1, NS: math.MaxUint64 - 10, Bytes: 100},
-		{0, PathSysIdle, CtxSoftirqNetRx}: {NS: 50},
+		{1, taxonomy.PathTxWrite, taxonomy.CtxTask}:         {Calls: math.MaxUint64 - 1, NS: math.MaxUint64 - 10, Bytes: 100},
+		{0, taxonomy.PathSysIdle, taxonomy.CtxSoftirqNetRx}: {NS: 50},
 	}, threads, map[uint32]Clock{1: {RuntimeNS: 100 * ms, UtimeNS: 10 * ms, StimeNS: 90 * ms}})
 	cur := snap(3_000*ms, map[Key]Counter{
-		{1, PathTxWrite, CtxTask}:         {Calls: 3, NS: 20*ms - 11, Bytes: 100 + 65536},
-		{1, PathTxWrite, CtxSoftirqNetRx}: {NS: 5 * ms},
-		{2, PathUser, CtxTask}:            {NS: 4 * ms},
-		{1 << 24, PathOther, CtxTask}:     {NS: 3 * ms},
-		{0, PathSysIdle, CtxSoftirqNetRx}: {NS: 80},
+		{1, taxonomy.PathTxWrite, taxonomy.CtxTask}:         {Calls: 3, NS: 20*ms - 11, Bytes: 100 + 65536},
+		{1, taxonomy.PathTxWrite, taxonomy.CtxSoftirqNetRx}: {NS: 5 * ms},
+		{2, taxonomy.PathUser, taxonomy.CtxTask}:            {NS: 4 * ms},
+		{1 << 24, taxonomy.PathOther, taxonomy.CtxTask}:     {NS: 3 * ms},
+		{0, taxonomy.PathSysIdle, taxonomy.CtxSoftirqNetRx}: {NS: 80},
 	}, threads, map[uint32]Clock{
 		1:       {RuntimeNS: 125 * ms, UtimeNS: 10 * ms, StimeNS: 120 * ms},
 		2:       {RuntimeNS: 4 * ms},
@@ -40,7 +42,7 @@ func TestDeltaWrapsAndBaselines(t *testing.T) {
 		t.Fatalf("%d threads", len(iv.Threads))
 	}
 	a := iv.Threads[0]
-	if c := a.Counters[PathCtx{PathTxWrite, CtxTask}]; c.Calls != 5 || c.NS != 20*ms || c.Bytes != 65536 {
+	if c := a.Counters[PathCtx{taxonomy.PathTxWrite, taxonomy.CtxTask}]; c.Calls != 5 || c.NS != 20*ms || c.Bytes != 65536 {
 		t.Fatalf("wrapped counter delta %+v", c)
 	}
 	if a.MeasuredNS() != 25*ms || a.Runtime != 25*ms || !a.RuntimeKnown || a.RuntimeApprox || a.Stime != 30*ms || a.Utime != 0 {
@@ -52,10 +54,10 @@ func TestDeltaWrapsAndBaselines(t *testing.T) {
 	if c := iv.Threads[2]; !c.RuntimeKnown || !c.RuntimeApprox || c.Runtime != 3*ms {
 		t.Fatalf("first-seen thread: %+v", c)
 	}
-	if iv.System[PathCtx{PathSysIdle, CtxSoftirqNetRx}].NS != 30 {
+	if iv.System[PathCtx{taxonomy.PathSysIdle, taxonomy.CtxSoftirqNetRx}].NS != 30 {
 		t.Fatalf("system row %+v", iv.System)
 	}
-	p, warn := CheckPrecision(iv, false)
+	p, warn := CheckPrecision(iv, KernelClock{})
 	if p.Checked != 2 || p.Unchecked != 1 || p.Failed != 0 || len(warn) != 0 {
 		t.Fatalf("precision %+v %v", p, warn)
 	}
@@ -63,14 +65,14 @@ func TestDeltaWrapsAndBaselines(t *testing.T) {
 
 func TestEntrySplitsContexts(t *testing.T) {
 	tot := Totals{Counters: map[PathCtx]Counter{
-		{PathUser, CtxTask}:            {NS: 100},
-		{PathTxWrite, CtxTask}:         {Calls: 4, NS: 400, Bytes: 4 << 20},
-		{PathTxWrite, CtxSoftirqNetRx}: {Calls: 2, NS: 200},
-		{PathUser, CtxHardirq}:         {Calls: 1, NS: 10},
-		{pathUnknown, CtxTask}:         {NS: 7},
-		{PathTxWrite, CtxKernelDiff}:   {NS: 30},
-		{PathOther, CtxKernelDiff}:     {NS: 5},
-		{PathRxRead, CtxSoftirqOther}:  {Calls: 1, NS: 3},
+		{taxonomy.PathUser, taxonomy.CtxTask}:            {NS: 100},
+		{taxonomy.PathTxWrite, taxonomy.CtxTask}:         {Calls: 4, NS: 400, Bytes: 4 << 20},
+		{taxonomy.PathTxWrite, taxonomy.CtxSoftirqNetRx}: {Calls: 2, NS: 200},
+		{taxonomy.PathUser, taxonomy.CtxHardirq}:         {Calls: 1, NS: 10},
+		{taxonomy.PathUnknown, taxonomy.CtxTask}:         {NS: 7},
+		{taxonomy.PathTxWrite, taxonomy.CtxKernelDiff}:   {NS: 30},
+		{taxonomy.PathOther, taxonomy.CtxKernelDiff}:     {NS: 5},
+		{taxonomy.PathRxRead, taxonomy.CtxSoftirqOther}:  {Calls: 1, NS: 3},
 	}, Runtime: 700}
 	cpu, paths := tot.Entry()
 	if cpu.UserNS != 100 || cpu.KernelNS != 407 || cpu.SoftirqNS != 203 || cpu.HardirqNS != 10 ||
@@ -105,17 +107,59 @@ func TestPrecisionBound(t *testing.T) {
 func TestPrecisionFlagsAMismatch(t *testing.T) {
 	iv := Interval{DurationNS: 2e9, Threads: []ThreadDelta{{
 		Info:         ThreadInfo{TID: 5, Comm: "x"},
-		Counters:     map[PathCtx]Counter{{PathUser, CtxTask}: {NS: 900e6}},
+		Counters:     map[PathCtx]Counter{{taxonomy.PathUser, taxonomy.CtxTask}: {NS: 900e6}},
 		Runtime:      1e9,
 		RuntimeKnown: true,
 	}}}
-	p, warn := CheckPrecision(iv, false)
+	p, warn := CheckPrecision(iv, KernelClock{})
 	if p.Failed != 1 || len(warn) != 1 || p.MaxErrPct < 9.9 {
 		t.Fatalf("%+v %v", p, warn)
 	}
 	// Short intervals are not checked.
 	iv.DurationNS = 1e8
-	if p, _ := CheckPrecision(iv, false); p.Checked != 0 || p.Unchecked != 1 {
+	if p, _ := CheckPrecision(iv, KernelClock{}); p.Checked != 0 || p.Unchecked != 1 {
 		t.Fatalf("short interval checked: %+v", p)
+	}
+}
+
+// TestDeltaInFlightAtFirstSnapshot: a thread first seen running has no
+// path yet, so the first snapshot adds its in-flight time under "unknown",
+// a key BPF never wrote. Its first boundary charges the whole span to the
+// real path. The interval must hold only what ran since the snapshot,
+// with no key wrapping to ~1.8e19 ns.
+func TestDeltaInFlightAtFirstSnapshot(t *testing.T) {
+	const ms = uint64(1e6)
+	threads := map[uint32]ThreadInfo{1: {Gen: 1, TID: 10, TGID: 10, Comm: "a"}}
+	prev := snap(1_000*ms, map[Key]Counter{
+		{1, taxonomy.PathUnknown, taxonomy.CtxTask}:      {NS: 5 * ms}, // in flight only
+		{1, taxonomy.PathUnknown, taxonomy.CtxHardirq}:   {NS: 1 * ms}, // BPF's, moved later
+		{1, taxonomy.PathUser, taxonomy.CtxSoftirqNetRx}: {NS: 2 * ms},
+	}, threads, map[uint32]Clock{1: {RuntimeNS: 100 * ms}})
+	cur := snap(2_000*ms, map[Key]Counter{
+		// The span from before prev to its first boundary: user.
+		{1, taxonomy.PathUser, taxonomy.CtxTask}:         {NS: 8 * ms},
+		{1, taxonomy.PathUnknown, taxonomy.CtxHardirq}:   {NS: 0}, // moved out (modular)
+		{1, taxonomy.PathUser, taxonomy.CtxHardirq}:      {NS: 1 * ms},
+		{1, taxonomy.PathUser, taxonomy.CtxSoftirqNetRx}: {NS: 2 * ms},
+	}, threads, map[uint32]Clock{1: {RuntimeNS: 103 * ms}})
+	iv := Delta(prev, cur)
+	if len(iv.Threads) != 1 {
+		t.Fatalf("%d threads", len(iv.Threads))
+	}
+	a := iv.Threads[0]
+	for k, c := range a.Counters {
+		if int64(c.NS) < 0 {
+			t.Errorf("%v/%v wrapped: %d ns", k.Path, k.Ctx, c.NS)
+		}
+	}
+	if got := a.Counters[PathCtx{taxonomy.PathUser, taxonomy.CtxTask}].NS; got != 3*ms {
+		t.Errorf("user %d ns, want the 3 ms since the snapshot", got)
+	}
+	if a.MeasuredNS() != 3*ms || a.Runtime != 3*ms {
+		t.Errorf("measured %d ns, schedstat %d ns, want 3 ms both", a.MeasuredNS(), a.Runtime)
+	}
+	cpu, _ := Sum(iv.Threads).Entry()
+	if cpu.OnCPUNS != 3*ms || cpu.UnresolvedNS != 0 {
+		t.Errorf("entry %+v", cpu)
 	}
 }

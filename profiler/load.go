@@ -3,19 +3,19 @@ package profiler
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
-// Accounting backends, in order of preference.
+// Accounting backends (kernel.AccountingLadder, in order of preference).
 const (
-	BackendTPBTF = "tp_btf"
-	BackendRawTP = "raw_tp"
+	BackendTPBTF = kernel.TpBTF
+	BackendRawTP = kernel.RawTp
 )
 
 // attachPoint is one tracepoint the accounting needs, with its program name
@@ -25,14 +25,19 @@ type attachPoint struct {
 	optional   string // non-empty: a feature that is lost when it fails
 }
 
+// corePoints are attached in this order: every exit before its entry. An
+// interrupt (or syscall) entered while only its entry program was attached
+// would never be seen to exit, and its CPU's time would be billed to it
+// until the next switch; one seen exiting without its entry is handled
+// (on_exit_ctx: the time since the last event was its own).
 var corePoints = []attachPoint{
-	{tracepoint: "sys_enter"},
 	{tracepoint: "sys_exit"},
+	{tracepoint: "sys_enter"},
 	{tracepoint: "sched_switch"},
-	{tracepoint: "softirq_entry"},
 	{tracepoint: "softirq_exit"},
-	{tracepoint: "irq_handler_entry"},
+	{tracepoint: "softirq_entry"},
 	{tracepoint: "irq_handler_exit"},
+	{tracepoint: "irq_handler_entry"},
 	{tracepoint: "sched_process_fork"},
 	{tracepoint: "sched_process_exec"},
 	{tracepoint: "sched_process_exit"},
@@ -117,7 +122,7 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, unavailable map[stri
 	}
 	core, err := loadGroup(spec, names, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: load: %w", backend, shortVerifierError(err))
+		return nil, nil, fmt.Errorf("%s: load: %w", backend, bpf.ShortError(err))
 	}
 	l.colls = append(l.colls, core)
 	for _, p := range corePoints {
@@ -134,7 +139,7 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, unavailable map[stri
 		name := programName(backend, p.tracepoint)
 		coll, err := loadGroup(spec, []string{name}, core.Maps)
 		if err != nil {
-			unavailable[p.optional] = fmt.Sprintf("tracepoint %s: %v", p.tracepoint, shortVerifierError(err))
+			unavailable[p.optional] = fmt.Sprintf("tracepoint %s: %v", p.tracepoint, bpf.ShortError(err))
 			continue
 		}
 		lk, err := attach(backend, p.tracepoint, coll.Programs[name])
@@ -150,15 +155,10 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, unavailable map[stri
 	return l, core, nil
 }
 
-// shortVerifierError keeps the first line of a verifier log: users need the
-// reason, not 2,000 lines of instructions.
-func shortVerifierError(err error) error {
-	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("%s", strings.SplitN(ve.Error(), "\n", 2)[0])
-	}
-	return err
-}
+// statsEntries and threadsEntries, when set (by tests), replace the stats
+// and threads maps' sizes, so that a test can fill them with a few hundred
+// processes.
+var statsEntries, threadsEntries uint32
 
 // accountingSpec returns the compiled accounting object with its
 // configuration constants set.
@@ -169,6 +169,12 @@ func accountingSpec(cfg filterConfig) (*ebpf.CollectionSpec, error) {
 	spec, err := bpf.LoadAccounting()
 	if err != nil {
 		return nil, fmt.Errorf("parse accounting object: %w", err)
+	}
+	if statsEntries != 0 {
+		spec.Maps["stats"].MaxEntries = statsEntries
+	}
+	if threadsEntries != 0 {
+		spec.Maps["threads"].MaxEntries = threadsEntries
 	}
 	set := func(name string, v any) error {
 		vs, ok := spec.Variables[name]
@@ -197,4 +203,32 @@ func boolU32(b bool) uint32 {
 		return 1
 	}
 	return 0
+}
+
+// sharedMapNames are the accounting maps that every object reading the
+// accounting declares too (bpf/common.h).
+var sharedMapNames = []string{"threads", "cpu_states"}
+
+// SharedMaps returns the session's maps for every accounting map spec
+// declares, to pass as ebpf.CollectionOptions.MapReplacements: an object
+// must never use its own copy. A size mismatch means the object was not
+// regenerated after bpf/accounting.h changed.
+func (s *Session) SharedMaps(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, error) {
+	repl := map[string]*ebpf.Map{}
+	for _, name := range sharedMapNames {
+		ms, ok := spec.Maps[name]
+		if !ok {
+			continue
+		}
+		m := s.core.Maps[name]
+		if m == nil {
+			return nil, fmt.Errorf("the accounting session has no %s map", name)
+		}
+		if ms.KeySize != m.KeySize() || ms.ValueSize != m.ValueSize() {
+			return nil, fmt.Errorf("map %s: %d/%d-byte key/value, the accounting's are %d/%d: an object in bpf/ is stale, run make generate",
+				name, ms.KeySize, ms.ValueSize, m.KeySize(), m.ValueSize())
+		}
+		repl[name] = m
+	}
+	return repl, nil
 }

@@ -4,19 +4,30 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
-// Precision bounds of the self-check (issue #2, DESIGN.md): the parts must
-// add up to sum_exec_runtime within 1% or 2 ms, whichever is larger, for
-// intervals of at least a second.
+// Precision bounds of the self-check (docs/architecture.md): what zcprof charged must
+// match sum_exec_runtime, once the known terms are taken out, within 1% or
+// 2 ms, whichever is larger, for intervals of at least a second.
 const (
 	precisionPct   = 1.0
 	precisionFloor = 2 * time.Millisecond
 	precisionMinIv = time.Second
+	// boundaryPerRun bounds the boundary term per run. After a wakeup
+	// preemption the kernel ends the waker's run at the wakeup (the rq
+	// clock is not read again before the switch), and the waker goes on
+	// until its next preemption point: on a PREEMPT_NONE kernel the end
+	// of its syscall. That is the boundary term's only legitimate source
+	// besides the clock-offset estimate's error, so a run disagreeing by
+	// more than a syscall's length means a cut in the wrong place.
+	boundaryPerRun = 100 * time.Microsecond
 )
 
-// PrecisionBound is the allowed |measured - schedstat| for a runtime.
+// PrecisionBound is the allowed residual |measured - schedstat - terms| for
+// a runtime.
 func PrecisionBound(runtime uint64) uint64 {
 	b := uint64(float64(runtime) * precisionPct / 100)
 	if b < uint64(precisionFloor) {
@@ -25,16 +36,88 @@ func PrecisionBound(runtime uint64) uint64 {
 	return b
 }
 
+// KernelClock is what decides how the kernel's sum_exec_runtime differs
+// from the on-CPU time zcprof measures.
+type KernelClock struct {
+	IRQTime bool // CONFIG_IRQ_TIME_ACCOUNTING: interrupt time left out
+	Steal   bool // CONFIG_PARAVIRT_TIME_ACCOUNTING: stolen time left out
+}
+
+// HostClock reads KernelClock from the host facts.
+func HostClock(h kernel.Host) KernelClock {
+	return KernelClock{IRQTime: h.IRQTimeAccounting, Steal: h.StealTimeAccounting}
+}
+
+// threadCheck is one thread's comparison, term by term. All figures are
+// signed ns of measured minus schedstat:
+//
+//	diff = boundary + irq + residual
+//
+// kernel_diff (per run, ours minus the kernel's run length, taxonomy.CtxKernelDiff)
+// is boundary + irq + the steal inside the runs: the kernel's runs are
+// lengths of rq->clock_task, which leaves out interrupt time with
+// IRQ_TIME_ACCOUNTING and stolen time with PARAVIRT_TIME_ACCOUNTING.
+type threadCheck struct {
+	measured, runtime      uint64
+	diff                   int64
+	boundary, irq          int64
+	residual               int64
+	runs                   uint64
+	residualBound          uint64
+	boundaryBound          uint64
+	residualOK, boundaryOK bool
+}
+
+func checkThread(th ThreadDelta, k KernelClock, stealBound uint64) threadCheck {
+	c := threadCheck{measured: th.MeasuredNS(), runtime: th.Runtime}
+	c.diff = int64(c.measured - c.runtime) // modular: signed
+	kernelDiff := -th.BoundaryNS()
+	for key, v := range th.Counters {
+		if key.Ctx == taxonomy.CtxKernelDiff {
+			c.runs += v.Calls
+		}
+	}
+	if k.IRQTime {
+		c.irq = int64(th.InterruptNS())
+	}
+	c.boundary = kernelDiff - c.irq
+	c.residual = c.diff - kernelDiff
+	// Around context switches the kernel did not report, the split
+	// between two threads is unknown: the residual may be off by that much.
+	c.residualBound = PrecisionBound(c.runtime) + th.UncertainNS()
+	// With the residual's floor: a thread that ran a few times may
+	// have been billed one long tail.
+	c.boundaryBound = max(c.runs*uint64(boundaryPerRun), uint64(precisionFloor)) + stealBound
+	c.residualOK = abs64(c.residual) <= c.residualBound
+	c.boundaryOK = abs64(c.boundary) <= c.boundaryBound
+	return c
+}
+
 // CheckPrecision compares each thread's measured on-CPU time with its
-// schedstat delta and returns the summary and one warning per failure.
-// With CONFIG_IRQ_TIME_ACCOUNTING the kernel leaves interrupt time out of
-// sum_exec_runtime, so it is left out of the comparison too.
-func CheckPrecision(iv Interval, irqTime bool) (report.Precision, []string) {
-	p := report.Precision{Bound: fmt.Sprintf("%.0f%% or %v per thread, whichever is larger", precisionPct, precisionFloor)}
+// schedstat delta as they are, explains the difference term by term
+// (wakeup-preemption billing at the boundaries, interrupt time the kernel
+// leaves out, steal time), bounds each term, and returns the summary and
+// one warning per thread outside a bound. The terms are measured per run
+// (taxonomy.CtxKernelDiff), so the residual catches time zcprof lost or charged to
+// the wrong thread, and the boundary bound catches a cut placed far from
+// the kernel's.
+func CheckPrecision(iv Interval, k KernelClock) (report.Precision, []string) {
+	p := report.Precision{
+		Bound: fmt.Sprintf("residual %.0f%% or %v per thread, whichever is larger; boundary term %v per run or %v",
+			precisionPct, precisionFloor, boundaryPerRun, precisionFloor),
+		ClampedRuns: iv.ClampedRuns,
+	}
 	var warnings []string
 	if iv.DurationNS < uint64(precisionMinIv) {
 		p.Unchecked = len(iv.Threads)
 		return p, nil
+	}
+	// Steal is known per host only: each thread's boundary term may hold
+	// up to all of it.
+	var stealBound uint64
+	if k.Steal {
+		stealBound = iv.StealNS
+		p.Terms.StealBoundNS = stealBound
 	}
 	for _, th := range iv.Threads {
 		if !th.RuntimeKnown || th.RuntimeApprox {
@@ -42,36 +125,50 @@ func CheckPrecision(iv Interval, irqTime bool) (report.Precision, []string) {
 			continue
 		}
 		p.Checked++
-		// Compare like with like: the kernel's view of the same run,
-		// boundary billing included.
-		measured := uint64(int64(th.MeasuredNS()) + th.BoundaryNS())
-		if irqTime {
-			measured -= th.InterruptNS()
+		c := checkThread(th, k, stealBound)
+		p.MeasuredNS += c.measured
+		p.SchedstatNS += c.runtime
+		p.DiffNS += c.diff
+		p.Terms.BoundaryNS += c.boundary
+		p.Terms.BoundaryBoundNS += c.boundaryBound - stealBound
+		p.Terms.IRQTimeNS += c.irq
+		p.Terms.Runs += c.runs
+		p.Terms.SwitchUncertainNS += th.UncertainNS()
+		p.ResidualNS += c.residual
+		if c.runtime > 0 {
+			p.MaxDiffPct = max(p.MaxDiffPct, 100*float64(abs64(c.diff))/float64(c.runtime))
+			p.MaxErrPct = max(p.MaxErrPct, 100*float64(abs64(c.residual))/float64(c.runtime))
 		}
-		diff := absDiff(measured, th.Runtime)
-		if th.Runtime > 0 {
-			if pct := 100 * float64(diff) / float64(th.Runtime); pct > p.MaxErrPct {
-				p.MaxErrPct = pct
-			}
+		who := fmt.Sprintf("thread %d (%s): measured %s, schedstat %s", th.Info.TID, th.Info.Comm, fmtNS(c.measured), fmtNS(c.runtime))
+		if !c.residualOK {
+			warnings = append(warnings, fmt.Sprintf("%s: %s unexplained after the boundary (%s) and interrupt (%s) terms, more than %s: zcprof lost time or charged it to another thread",
+				who, fmtSigned(c.residual), fmtSigned(c.boundary), fmtSigned(c.irq), fmtNS(c.residualBound)))
 		}
-		// Around context switches the kernel did not report, the split
-		// between two threads is unknown: widen the bound by that much.
-		if diff > PrecisionBound(th.Runtime)+th.UncertainNS() {
+		if !c.boundaryOK {
+			warnings = append(warnings, fmt.Sprintf("%s: its runs differ from the kernel's by %s in all (%d runs, interrupt time %s taken out), more than %s: a cut is far from where the kernel ends runs",
+				who, fmtSigned(c.boundary), c.runs, fmtSigned(c.irq), fmtNS(c.boundaryBound)))
+		}
+		if !c.residualOK || !c.boundaryOK {
 			p.Failed++
-			warnings = append(warnings, fmt.Sprintf("thread %d (%s): measured %s of on-CPU time but schedstat says %s (off by %s, more than %s)",
-				th.Info.TID, th.Info.Comm, fmtNS(measured), fmtNS(th.Runtime), fmtNS(diff), fmtNS(PrecisionBound(th.Runtime))))
 		}
+	}
+	if iv.ClampedRuns > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d runs differed from the kernel's by more than 100 ms and were left out of the boundary term: their difference is in the residual", iv.ClampedRuns))
 	}
 	return p, warnings
 }
 
-func absDiff(a, b uint64) uint64 {
-	if a > b {
-		return a - b
+func abs64(v int64) uint64 {
+	if v < 0 {
+		return uint64(-v)
 	}
-	return b - a
+	return uint64(v)
 }
 
 func fmtNS(ns uint64) string {
+	return time.Duration(ns).Round(time.Microsecond).String()
+}
+
+func fmtSigned(ns int64) string {
 	return time.Duration(ns).Round(time.Microsecond).String()
 }

@@ -4,22 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zcprof/zcprof/profiler/byteclass"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/spawn"
 )
 
 // ProfileOptions configure `zcprof profile`.
 type ProfileOptions struct {
-	Target   Target
-	Command  []string      // spawn and follow this command
-	Duration time.Duration // 0: until the command or the pid exits, or ctx ends
-	Interval time.Duration // >0: call OnInterval with a document per interval
-	Threads  bool          // per-thread entries
-	Backend  string
+	Target  Target
+	Command []string // spawn and follow this command
+	// CommandStdout is the command's stdout (nil: zcprof's own).
+	CommandStdout *os.File
+	Duration      time.Duration // 0: until the command or the pid exits, or ctx ends
+	Interval      time.Duration // >0: call OnInterval with a document per interval
+	Threads       bool          // per-thread entries
+	Backend       string
 	// ByteClasses selects how send decisions are observed (Options).
 	ByteClasses string
 
@@ -71,7 +75,7 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 
 	var child *spawn.Child
 	if len(opts.Command) > 0 {
-		child, err = spawn.Start(opts.Command)
+		child, err = spawn.Start(opts.Command, opts.CommandStdout)
 		if err != nil {
 			return nil, err
 		}
@@ -95,6 +99,7 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 	}
 	res := &ProfileResult{}
 	ended := make(chan string, 1)
+	exited := make(chan struct{}) // closed once the command has been waited for
 	if child != nil {
 		if err := child.Release(); err != nil {
 			return nil, fmt.Errorf("start command: %w", err)
@@ -102,6 +107,7 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 		go func() {
 			code, err := child.Wait()
 			res.ExitCode = code
+			close(exited)
 			if err != nil {
 				ended <- fmt.Sprintf("command: %v", err)
 				return
@@ -129,6 +135,7 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 	}
 	prev, prevExt := start, startExt
 	var note string
+	stopChild := false
 loop:
 	for {
 		select {
@@ -141,7 +148,8 @@ loop:
 			break loop
 		case <-deadline:
 			if child != nil {
-				note = "duration reached; the command keeps running"
+				note = "duration reached: the command was stopped (SIGTERM), as timeout(1) does"
+				stopChild = true
 			}
 			break loop
 		case msg := <-ended:
@@ -175,6 +183,11 @@ loop:
 	if err != nil {
 		return nil, err
 	}
+	if stopChild {
+		// After the last reading: its shutdown is not part of the run.
+		child.Stop(exited)
+		res.ExitCode = 0 // ended as asked, whatever its signal status
+	}
 	iv := Delta(start, end)
 	res.Document = sess.profileDocument(iv, opts.Threads)
 	annotate(exts, res.Document, iv, startExt, endExt)
@@ -191,11 +204,14 @@ loop:
 
 func (s *Session) profileDocument(iv Interval, threads bool) *report.Document {
 	procs := Processes(iv, threads)
-	var measured uint64
+	var scope []report.CPU
 	for _, p := range procs {
-		measured += p.CPU.OnCPUNS
+		scope = append(scope, p.CPU)
 	}
-	d := s.NewDocument("profile", iv, measured)
+	d := s.NewDocument("profile", iv, scope...)
+	for i := range procs {
+		byteclass.MarkUnavailable(&procs[i], d.Backends.ByteClassesUnavailable)
+	}
 	d.Processes = procs
 	return d
 }

@@ -3,16 +3,17 @@ package profiler
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/bpf"
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/procfs"
+	"github.com/zcprof/zcprof/profiler/pseudofs"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // Options configure a profiling session.
@@ -20,7 +21,7 @@ type Options struct {
 	Target  Target
 	Backend string // "auto" (default), "tp_btf" or "raw_tp"
 	// ByteClasses: how send decisions are observed: "auto" (default),
-	// ByteClassesDecision, ByteClassesSyscall or ByteClassesOff.
+	// byteclass.Decision, Syscall, SyscallReturn or Off.
 	ByteClasses string
 }
 
@@ -33,19 +34,22 @@ type Session struct {
 
 	progs     *loaded
 	core      *ebpf.Collection
-	runStats  io.Closer
 	cgroupDir *os.File
-	bytes     *byteClasses // nil when not loaded
+	bytes     *byteclass.Loaded // nil when not loaded
+	tracefs   *pseudofs.Hold
+	// dispatchNS is the calibrated per-run cost the handlers cannot time
+	// (calibrate.go), counted as probe time with every timed run.
+	dispatchNS uint64
 
-	mu         sync.Mutex
-	nextGen    uint32
-	registered map[int]uint32 // tid -> generation, for threads registered from user space
-	closed     bool
+	mu      sync.Mutex
+	nextGen uint32
+	retired retirement // exited threads, released from the maps
+	closed  bool
 }
 
 // Open loads and attaches the accounting programs.
 func Open(opts Options) (*Session, error) {
-	if err := doctor.Privileged(); err != nil {
+	if err := kernel.Privileged(); err != nil {
 		return nil, err
 	}
 	cfg, err := opts.Target.filterConfig()
@@ -56,27 +60,32 @@ func Open(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{unavailable: map[string]string{}, nextGen: 1, registered: map[int]uint32{}}
-
-	// Run-time statistics must be on before the programs run: they are the
-	// self-overhead figure. They stay on while the closer is open.
-	if c, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME)); err == nil {
-		s.runStats = c
-	} else {
-		s.unavailable["overhead"] = fmt.Sprintf("BPF run-time statistics: %v", err)
+	s := &Session{unavailable: map[string]string{}, nextGen: 1}
+	// The kernel's BPF run-time statistics stay off: they add two clock
+	// reads to every run of every BPF program on the host. The handlers
+	// time themselves (taxonomy.CtxProbe); what they cannot time is calibrated
+	// before anything of ours is attached (calibrate.go).
+	if _, err := HookDispatchNS(); err != nil {
+		s.unavailable["hook dispatch calibration"] = fmt.Sprintf("probe time leaves out the feature programs' dispatch: %v", err)
+	}
+	if err := SetHookDispatch(spec); err != nil {
+		return nil, err
 	}
 
-	backends := []string{BackendTPBTF, BackendRawTP}
+	backends := kernel.AccountingLadder
 	switch opts.Backend {
-	case "", "auto":
-	case BackendTPBTF, BackendRawTP:
-		backends = []string{opts.Backend}
+	case "", kernel.Auto:
 	default:
-		s.Close()
-		return nil, fmt.Errorf("--accounting %q: unknown backend (use auto, tp_btf or raw_tp)", opts.Backend)
+		if err := kernel.Choose("--accounting", " backend", opts.Backend, kernel.AccountingChoices()); err != nil {
+			s.Close()
+			return nil, err
+		}
+		backends = []string{opts.Backend}
 	}
 	var errs []error
+	var dispatchErr error
 	for _, b := range backends {
+		s.dispatchNS, dispatchErr = DispatchNS(b)
 		progs, core, err := loadBackend(spec, b, s.unavailable)
 		if err != nil {
 			errs = append(errs, err)
@@ -93,14 +102,28 @@ func Open(opts Options) (*Session, error) {
 		s.fallback = errs[0].Error()
 		s.unavailable[BackendTPBTF] = s.fallback
 	}
+	if dispatchErr != nil {
+		s.unavailable["dispatch calibration"] = fmt.Sprintf("probe time leaves out each event's dispatch: %v", dispatchErr)
+	}
+	if err := s.core.Variables["dispatch_ns"].Set(s.dispatchNS); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("set dispatch_ns: %w", err)
+	}
 	// Byte classes and zero-copy outcomes: optional, failures recorded.
-	s.bytes, err = openByteClasses(s.core.Maps, opts.ByteClasses, s.unavailable)
+	// Their classic tracepoints need tracefs, before cilium/ebpf first
+	// looks for it (it remembers the answer for the process's life).
+	if opts.ByteClasses != byteclass.Off {
+		if s.tracefs, err = pseudofs.Acquire(pseudofs.Tracefs); err != nil {
+			s.unavailable["tracefs"] = err.Error()
+		}
+	}
+	s.bytes, err = byteclass.Open(s.core.Maps, opts.ByteClasses, s.unavailable, SetHookDispatch)
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	if s.bytes != nil {
-		s.TrackPrograms(s.bytes.progs...)
+		s.TrackPrograms(s.bytes.Programs()...)
 	}
 
 	if opts.Target.Cgroup != "" {
@@ -138,13 +161,26 @@ func Open(opts Options) (*Session, error) {
 // Backend is the accounting backend in use ("tp_btf" or "raw_tp").
 func (s *Session) Backend() string { return s.backend }
 
-// ByteClasses says how send decisions are observed (ByteClassesDecision or
-// ByteClassesSyscall), "" when the byte-class programs are not loaded.
+// ByteClasses says how send decisions are observed (byteclass.Decision,
+// Syscall or SyscallReturn), "" when the byte-class programs are not
+// loaded.
 func (s *Session) ByteClasses() string {
 	if s.bytes == nil {
 		return ""
 	}
-	return s.bytes.mode
+	return s.bytes.Mode()
+}
+
+// ByteClassSourcesUnavailable lists the byte-class sources this session
+// could not attach (their bytes are not counted; the reasons are in
+// Unavailable under "byte classes: <source>"), sorted. Empty when byte
+// classes are off or not loaded at all: the verdicts then come from the
+// syscall request (report.ZerocopySourceRequest).
+func (s *Session) ByteClassSourcesUnavailable() []string {
+	if s.bytes == nil {
+		return nil
+	}
+	return byteclass.SourcesUnavailable(s.unavailable)
 }
 
 // Fallback says why the preferred backend was not used ("" if it was).
@@ -180,6 +216,15 @@ func (s *Session) programIDs() []uint32 {
 		}
 	}
 	return ids
+}
+
+// Mounted lists the pseudo-filesystems zcprof mounted for this session,
+// one line each (report.Backends.Mounted).
+func (s *Session) Mounted() []string {
+	if note := s.tracefs.Note(); note != "" {
+		return []string{note}
+	}
+	return nil
 }
 
 // Unavailable lists features this kernel denied, with the reason.
@@ -248,39 +293,51 @@ func (s *Session) registerExisting(t Target) error {
 
 // register creates the BPF thread entry of an existing thread with a
 // generation from the low range (BPF hands out generations from 1<<24).
+//
+// A thread that exits between the /proc listing and the insert is never
+// switched out dead with an entry, so the kernel would not remove it, and
+// a later task reusing the tid would inherit it (its time billed to a
+// thread long gone): the thread is read before and after the insert, and
+// an entry whose thread is gone, or is another task by then, is taken back.
 func (s *Session) register(tid, tgid int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.registered[tid]; ok {
+	before, err := procfs.ReadTaskStat(tgid, tid)
+	if err != nil || exited(before) {
 		return nil
 	}
 	gen := s.nextGen
-	th := bpf.AccountingZcThread{Gen: gen, Tgid: uint32(tgid), Path: uint8(pathUnknown)}
-	err := s.core.Maps["threads"].Update(uint32(tid), th, ebpf.UpdateNoExist)
+	th := bpf.AccountingZcThread{Gen: gen, Tgid: uint32(tgid), Path: uint8(taxonomy.PathUnknown)}
+	err = s.core.Maps["threads"].Update(uint32(tid), th, ebpf.UpdateNoExist)
 	if errors.Is(err, ebpf.ErrKeyExist) {
-		// BPF saw it first.
-		if err := s.core.Maps["threads"].Lookup(uint32(tid), &th); err != nil {
-			return fmt.Errorf("thread %d: %w", tid, err)
-		}
-		s.registered[tid] = th.Gen
-		return nil
+		return nil // BPF saw it first, or it was registered before
 	}
 	if err != nil {
 		return fmt.Errorf("register thread %d: %w", tid, err)
 	}
 	s.nextGen++
-	info := bpf.AccountingZcThreadInfo{Tid: uint32(tid), Tgid: uint32(tgid)}
-	if st, err := procfs.ReadTaskStat(tgid, tid); err == nil {
-		for i := 0; i < len(info.Comm)-1 && i < len(st.Comm); i++ {
-			info.Comm[i] = int8(st.Comm[i])
+	st, err := procfs.ReadTaskStat(tgid, tid)
+	if err != nil || exited(st) || st.StartTicks != before.StartTicks {
+		// Deleted only if still ours: the kernel may have replaced it.
+		var cur bpf.AccountingZcThread
+		if s.core.Maps["threads"].Lookup(uint32(tid), &cur) == nil && cur.Gen == gen {
+			s.core.Maps["threads"].Delete(uint32(tid))
 		}
+		return nil
+	}
+	info := bpf.AccountingZcThreadInfo{Tid: uint32(tid), Tgid: uint32(tgid)}
+	for i := 0; i < len(info.Comm)-1 && i < len(st.Comm); i++ {
+		info.Comm[i] = int8(st.Comm[i])
 	}
 	if err := s.core.Maps["thread_infos"].Update(gen, info, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("register thread %d: %w", tid, err)
 	}
-	s.registered[tid] = gen
 	return nil
 }
+
+// exited: a zombie (a leader whose threads live on, or one not yet
+// reaped) has had its last switch.
+func exited(st procfs.TaskStat) bool { return st.State == 'Z' || st.State == 'X' }
 
 func (s *Session) bumpEpoch() error {
 	v := s.core.Variables["targets_epoch"]
@@ -306,9 +363,6 @@ func (s *Session) Close() error {
 		ids = s.programIDs()
 		errs = append(errs, s.progs.Close())
 	}
-	if s.runStats != nil {
-		errs = append(errs, s.runStats.Close())
-	}
 	if s.cgroupDir != nil {
 		errs = append(errs, s.cgroupDir.Close())
 	}
@@ -316,5 +370,7 @@ func (s *Session) Close() error {
 		errs = append(errs, s.bytes.Close())
 	}
 	bpf.WaitGone(ids)
+	// After the links are closed: the tracepoints no longer hold tracefs.
+	errs = append(errs, s.tracefs.Release())
 	return errors.Join(errs...)
 }

@@ -8,14 +8,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/byteclass"
 	"github.com/zcprof/zcprof/profiler/procfs"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // Key addresses one accounting counter.
 type Key struct {
 	Gen  uint32 // thread generation; 0 is the system row
-	Path Path
-	Ctx  Ctx
+	Path taxonomy.Path
+	Ctx  taxonomy.Ctx
 }
 
 // Counter is what BPF accumulated for a key.
@@ -59,16 +61,26 @@ type Snapshot struct {
 	Counters  map[Key]Counter
 	Threads   map[uint32]ThreadInfo
 	Clocks    map[uint32]Clock // by generation; live threads from /proc, exited ones from BPF
-	BPFRunNS  uint64
-	BPFEvents uint64
-	BPFMisses uint64 // handler runs skipped by the kernel's recursion guard
+	BPFMisses uint64           // handler runs skipped by the kernel's recursion guard
 	Dropped   uint64
+	// ThreadsFull and ThreadInfosFull count threads the kernel found no
+	// room for in threads and thread_infos (their time is on the SYSTEM row).
+	ThreadsFull, ThreadInfosFull uint64
 	// MissedSwitches counts context switches sched_switch did not report
 	// (a task found current with no event); their boundaries are estimated.
 	MissedSwitches uint64
+	// ClampedRuns counts runs whose measured-minus-kernel difference was
+	// too large to keep (see taxonomy.CtxKernelDiff); StealNS is the host's steal
+	// time so far, all CPUs (/proc/stat), for the self-check's bound.
+	ClampedRuns uint64
+	StealNS     uint64
 	// ByteClasses are the byte-class counters (nil: not loaded).
-	ByteClasses    map[ByteKey]ByteCount
+	ByteClasses    map[byteclass.Key]byteclass.Count
 	ByteClassDrops uint64
+	// Retired maps a process to the generation its exited threads are
+	// summed under (retire.go); OriginNS is the session's first snapshot.
+	Retired  map[int]uint32
+	OriginNS uint64
 }
 
 func monoNow() uint64 {
@@ -97,16 +109,23 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 	}
 	s.readClocks(snap)
 	if s.bytes != nil {
-		if err := s.bytes.read(snap); err != nil {
+		var err error
+		if snap.ByteClasses, snap.ByteClassDrops, err = s.bytes.Read(); err != nil {
 			return nil, err
 		}
 	}
-	s.readOverhead(snap)
-	for name, dst := range map[string]*uint64{"dropped": &snap.Dropped, "missed_switches": &snap.MissedSwitches} {
+	s.readMisses(snap)
+	snap.StealNS = hostStealNS()
+	for name, dst := range map[string]*uint64{"dropped": &snap.Dropped, "missed_switches": &snap.MissedSwitches, "clamped_runs": &snap.ClampedRuns,
+		"threads_full": &snap.ThreadsFull, "thread_infos_full": &snap.ThreadInfosFull} {
 		if err := s.core.Variables[name].Get(dst); err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
 	}
+	s.mu.Lock()
+	s.retired.addRetired(snap)
+	s.retire(snap)
+	s.mu.Unlock()
 	return snap, nil
 }
 
@@ -121,7 +140,7 @@ func (s *Session) readCounters(snap *Snapshot) error {
 		for _, v := range perCPU {
 			c = c.add(Counter{v.Calls, v.Ns, v.Bytes})
 		}
-		snap.Counters[Key{k.Gen, Path(k.Path), Ctx(k.Ctx)}] = c
+		snap.Counters[Key{k.Gen, taxonomy.Path(k.Path), taxonomy.Ctx(k.Ctx)}] = c
 	}
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read stats: %w", err)
@@ -133,7 +152,7 @@ func (s *Session) readCounters(snap *Snapshot) error {
 	}
 	for _, sp := range spills {
 		for i := 0; i < int(sp.N) && i < len(sp.Key); i++ {
-			k := Key{sp.Key[i].Gen, Path(sp.Key[i].Path), Ctx(sp.Key[i].Ctx)}
+			k := Key{sp.Key[i].Gen, taxonomy.Path(sp.Key[i].Path), taxonomy.Ctx(sp.Key[i].Ctx)}
 			v := sp.Val[i]
 			snap.Counters[k] = snap.Counters[k].add(Counter{v.Calls, v.Ns, v.Bytes})
 		}
@@ -151,23 +170,27 @@ func (s *Session) addInFlight(snap *Snapshot) error {
 		if c.LastTs == 0 || c.LastTs >= snap.MonoNS || c.Tid == 0 {
 			continue
 		}
-		gen, path := c.Gen, Path(c.Path)
+		gen, path := c.Gen, taxonomy.Path(c.Path)
 		if c.Resolved == 0 || gen == 0 {
 			// Switched in since its last event: look the thread up.
 			var th bpf.AccountingZcThread
 			if err := s.core.Maps["threads"].Lookup(c.Tid, &th); err != nil {
 				continue // not a target
 			}
-			gen, path = th.Gen, Path(th.Path)
+			gen, path = th.Gen, taxonomy.Path(th.Path)
 		}
-		ctx := CtxTask
+		ctx := taxonomy.CtxTask
 		if c.Depth > 0 {
-			ctx = Ctx(c.Stack[c.Depth&3])
+			ctx = taxonomy.Ctx(c.Stack[c.Depth&3])
 		}
 		k := Key{gen, path, ctx}
 		cur := snap.Counters[k]
 		cur.NS += snap.MonoNS - c.LastTs
 		snap.Counters[k] = cur
+		if c.ProbeNs != 0 || c.ProbeRuns != 0 {
+			// The running thread's handler time, not flushed yet.
+			snap.Counters[Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}] = snap.Counters[Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}].add(Counter{Calls: c.ProbeRuns, NS: c.ProbeNs})
+		}
 	}
 	return nil
 }
@@ -212,15 +235,13 @@ func (s *Session) readClocks(snap *Snapshot) {
 	}
 }
 
-func (s *Session) readOverhead(snap *Snapshot) {
+// readMisses sums the handler runs the kernel skipped (its recursion
+// guard counts them whether or not run-time statistics are on).
+func (s *Session) readMisses(snap *Snapshot) {
 	for _, p := range s.progs.progs {
-		st, err := p.Stats()
-		if err != nil {
-			continue
+		if st, err := p.Stats(); err == nil {
+			snap.BPFMisses += st.RecursionMisses
 		}
-		snap.BPFRunNS += uint64(st.Runtime)
-		snap.BPFEvents += st.RunCount
-		snap.BPFMisses += st.RecursionMisses
 	}
 }
 
@@ -235,8 +256,10 @@ func cString(b []int8) string {
 	return string(out)
 }
 
-// ProgramStats reports run time and count per attached program (for
-// benchmarks and the overhead breakdown).
+// ProgramStats reports run time and count per attached program, for
+// benchmarks that turn the kernel's run-time statistics on themselves
+// (ebpf.EnableStats: they tax every program on the host, so a session
+// never leaves them on; zcprof times its own handlers, taxonomy.CtxProbe).
 func (s *Session) ProgramStats() map[string][2]uint64 {
 	out := map[string][2]uint64{}
 	for _, p := range s.progs.progs {

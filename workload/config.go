@@ -40,6 +40,9 @@ const (
 const (
 	TopoLoopback = "loopback"
 	TopoNetns    = "netns"
+	// TopoRemote is a two-host run: this process plays one role and the
+	// peer (`zcprof serve`) the other. It is not a --topology choice.
+	TopoRemote = "remote"
 )
 
 // Methods and RxMethods list the accepted names in display order.
@@ -101,7 +104,7 @@ func (c Config) Validate() error {
 	if !slices.Contains(RxMethods, c.RxMethod) {
 		return fmt.Errorf("unknown rx method %q (want %s)", c.RxMethod, strings.Join(RxMethods, ", "))
 	}
-	if !slices.Contains(Topologies, c.Topology) {
+	if !slices.Contains(Topologies, c.Topology) && c.Topology != TopoRemote {
 		return fmt.Errorf("unknown topology %q (want %s)", c.Topology, strings.Join(Topologies, ", "))
 	}
 	if c.Size <= 0 {

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"net/netip"
+
 	"github.com/zcprof/zcprof/workload/netns"
 )
 
@@ -10,7 +12,7 @@ import (
 // to provide an address and port in place of a local endpoint.
 type endpoint interface {
 	enter() error
-	addr() [4]byte
+	addr() netip.Addr
 }
 
 // topology pairs the two endpoints and owns what they need.
@@ -21,18 +23,18 @@ type topology struct {
 
 type loopbackEndpoint struct{}
 
-func (loopbackEndpoint) enter() error  { return nil }
-func (loopbackEndpoint) addr() [4]byte { return [4]byte{127, 0, 0, 1} }
+func (loopbackEndpoint) enter() error     { return nil }
+func (loopbackEndpoint) addr() netip.Addr { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
 
 type netnsEndpoint struct {
-	name string
-	ip   [4]byte
+	ns *netns.NS
+	ip netip.Addr
 }
 
 // enter moves the calling thread into the namespace for good: the thread
 // is never unlocked, so the runtime discards it when its goroutine exits.
-func (e netnsEndpoint) enter() error  { return netns.Enter(e.name) }
-func (e netnsEndpoint) addr() [4]byte { return e.ip }
+func (e netnsEndpoint) enter() error     { return netns.Enter(e.ns) }
+func (e netnsEndpoint) addr() netip.Addr { return e.ip }
 
 func newTopology(cfg Config) (*topology, error) {
 	if cfg.Topology != TopoNetns {
@@ -49,8 +51,8 @@ func newTopology(cfg Config) (*topology, error) {
 		return nil, err
 	}
 	return &topology{
-		sender:   netnsEndpoint{p.Sender, netns.SenderAddr},
-		receiver: netnsEndpoint{p.Receiver, netns.ReceiverAddr},
+		sender:   netnsEndpoint{p.Sender, netip.AddrFrom4(netns.SenderAddr)},
+		receiver: netnsEndpoint{p.Receiver, netip.AddrFrom4(netns.ReceiverAddr)},
 		close:    p.Close,
 	}, nil
 }

@@ -191,22 +191,35 @@ func TestTempFileRemoved(t *testing.T) {
 	}
 }
 
+// TestPayloadFileHasNoName: the payload file is unlinked from the start,
+// so a SIGKILLed run leaves nothing; the senders still open it.
+func TestPayloadFileHasNoName(t *testing.T) {
+	requireRoot(t)
+	pat := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", tempPrefix, os.Getpid()))
+	tr, err := Prepare(defaults(MethodSendfile, RxRead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if left, _ := filepath.Glob(pat); len(left) > 0 {
+		t.Errorf("payload file has a name while in use: %v", left)
+	}
+	if st, err := os.Stat(tr.file); err != nil || st.Size() != fileLen {
+		t.Fatalf("payload %s: %v, %v", tr.file, st, err)
+	}
+	res, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExact(t, defaults(MethodSendfile, RxRead), res)
+}
+
 // TestNetns: transfers across the veth pair, then nothing left behind.
 func TestNetns(t *testing.T) {
 	requireRoot(t)
-	// Only this process's namespaces: other packages' tests run in parallel
-	// and make their own (the names carry the owner's pid).
-	mine := func() []string {
-		all, _ := netns.List()
-		var out []string
-		for _, n := range all {
-			if pid, ok := netns.OwnerPID(n); ok && pid == os.Getpid() {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	before := mine()
+	// Only this process's namespaces, held by descriptor.
+	before := len(netns.HeldBy(os.Getpid()))
+	var used []string
 	for _, c := range []struct{ method, rx string }{
 		{MethodWrite, RxRead}, {MethodSendfile, RxSplice}, {MethodMsgZerocopy, RxZerocopy}, {MethodIOUringZC, RxRead},
 	} {
@@ -218,10 +231,11 @@ func TestNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours := mine()
-			if len(ours) != len(before)+2 {
-				t.Errorf("namespaces during run: %v", ours)
+			ours := netns.HeldBy(os.Getpid())
+			if len(ours) != before+2 {
+				t.Errorf("namespaces held during run: %v", ours)
 			}
+			used = append(used, ours...)
 			res, err := tr.Run(context.Background())
 			if cerr := tr.Close(); cerr != nil {
 				t.Errorf("Close: %v", cerr)
@@ -233,7 +247,7 @@ func TestNetns(t *testing.T) {
 			s := res.Total()
 			switch c.method {
 			case MethodMsgZerocopy, MethodIOUringZC:
-				// Local delivery through veth copies too (KERNEL.md §4.3).
+				// Local delivery through veth copies too (skb_copy_ubufs).
 				if s.ZCCompletions != s.SendCalls || s.ZCCopied != s.ZCCompletions {
 					t.Errorf("completions %d copied %d sends %d", s.ZCCompletions, s.ZCCopied, s.SendCalls)
 				}
@@ -243,9 +257,18 @@ func TestNetns(t *testing.T) {
 			}
 		})
 	}
-	after := mine()
-	if len(after) != len(before) {
-		t.Errorf("namespaces left: before %v after %v", before, after)
+	if after := netns.HeldBy(os.Getpid()); len(after) != before {
+		t.Errorf("namespaces held: %d before, %v after", before, after)
+	}
+	// The kernel frees them once their threads and sockets are gone.
+	for _, id := range used {
+		deadline := time.Now().Add(5 * time.Second)
+		for netns.InUse(id) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if netns.InUse(id) {
+			t.Errorf("namespace %s still in use after Close", id)
+		}
 	}
 	if out, _ := exec.Command("ip", "-o", "link", "show", "type", "veth").CombinedOutput(); strings.Contains(string(out), "zc-") {
 		t.Errorf("veth left in host namespace: %s", out)

@@ -13,27 +13,33 @@ import (
 // can find leftovers of dead runs.
 const tempPrefix = "zcprof-"
 
-// createPayloadFile writes fileLen pattern bytes to a new temp file and
-// returns its path. The file is fsynced so that a later DONTNEED can evict it.
-func createPayloadFile() (string, error) {
-	f, err := os.CreateTemp("", fmt.Sprintf("%s%d-*.payload", tempPrefix, os.Getpid()))
+// createPayloadFile writes fileLen pattern bytes to a new temp file,
+// unlinks it at once and returns it open, with a path that reopens it
+// (/proc/self/fd/N, valid for every thread of this process). The file
+// dies with the process however it ends, SIGKILL included. It is fsynced
+// so that a later DONTNEED can evict it.
+func createPayloadFile() (f *os.File, path string, err error) {
+	f, err = os.CreateTemp("", fmt.Sprintf("%s%d-*.payload", tempPrefix, os.Getpid()))
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	buf := make([]byte, fileLen)
-	fillPattern(buf, 0)
-	_, err = f.Write(buf)
+	// Only a crash between create and here leaves the name behind
+	// (staleTempFiles removes it on the next start).
+	err = os.Remove(f.Name())
+	if err == nil {
+		buf := make([]byte, fileLen)
+		fillPattern(buf, 0)
+		_, err = f.Write(buf)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
+		f.Close()
 		os.Remove(f.Name())
-		return "", fmt.Errorf("payload file: %w", err)
+		return nil, "", fmt.Errorf("payload file: %w", err)
 	}
-	return f.Name(), nil
+	return f, fmt.Sprintf("/proc/self/fd/%d", f.Fd()), nil
 }
 
 // evictFile drops path from the page cache: fsync first, because dirty

@@ -26,7 +26,7 @@ type tcpZerocopyReceive struct {
 }
 
 // zcCopybuf is deliberately one page: when inq <= copybuf_len the kernel
-// copies the whole queue instead of mapping anything (KERNEL.md §6.2), so a
+// copies the whole queue instead of mapping anything (docs/architecture.md), so a
 // large copybuf would turn every call into a copy.
 const zcCopybuf = pageSize
 

@@ -23,6 +23,10 @@ type StreamResult struct {
 	PayloadErrors                int64 // received chunks that did not match the pattern
 
 	Congestion string // the sender socket's congestion control
+	// TxDevice is the device the sender's bytes left through; TxNoSG:
+	// it had scatter-gather off when the stream was set up.
+	TxDevice string
+	TxNoSG   bool
 }
 
 func (s *StreamResult) add(o StreamResult) {
@@ -39,6 +43,10 @@ func (s *StreamResult) add(o StreamResult) {
 	if s.Congestion == "" {
 		s.Congestion = o.Congestion
 	}
+	if s.TxDevice == "" {
+		s.TxDevice = o.TxDevice
+	}
+	s.TxNoSG = s.TxNoSG || o.TxNoSG
 }
 
 // Total sums all streams.

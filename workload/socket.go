@@ -2,6 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,9 +19,39 @@ const zcMSS = pageSize + 12
 // that failed to connect cannot hang Prepare.
 const acceptTimeout = 10
 
-// listenTCP opens a blocking listening socket on addr with an ephemeral port.
-func listenTCP(addr [4]byte, mss int) (fd, port int, err error) {
-	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+// sockaddr is addr:port as the socket calls take it; family is its
+// socket family.
+func sockaddr(addr netip.Addr, port int) (sa unix.Sockaddr, family int) {
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return &unix.SockaddrInet4{Addr: addr.As4(), Port: port}, unix.AF_INET
+	}
+	in6 := &unix.SockaddrInet6{Addr: addr.As16(), Port: port}
+	if zone := addr.Zone(); zone != "" { // a link-local address names its interface
+		if ifc, err := net.InterfaceByName(zone); err == nil {
+			in6.ZoneId = uint32(ifc.Index)
+		}
+	}
+	return in6, unix.AF_INET6
+}
+
+// addrPort is the address and port of a socket address (IPv4-mapped IPv6
+// addresses as IPv4); ok is false for other families.
+func addrPort(sa unix.Sockaddr) (addr netip.Addr, port int, ok bool) {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrFrom4(a.Addr), a.Port, true
+	case *unix.SockaddrInet6:
+		return netip.AddrFrom16(a.Addr).Unmap(), a.Port, true
+	}
+	return netip.Addr{}, 0, false
+}
+
+// listenTCP opens a blocking listening socket on addr:port (0: an
+// ephemeral port) and returns the port.
+func listenTCP(addr netip.Addr, port, mss int) (fd, bound int, err error) {
+	sa, family := sockaddr(addr, port)
+	fd, err = unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, 0, fmt.Errorf("socket: %w", err)
 	}
@@ -37,23 +70,44 @@ func listenTCP(addr [4]byte, mss int) (fd, port int, err error) {
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return fail("SO_RCVTIMEO", err)
 	}
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: addr}); err != nil {
-		return fail("bind", err)
+	if port > 0 {
+		// A fixed data port is reused run after run; the last run's
+		// connections may still be in TIME_WAIT.
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return fail("SO_REUSEADDR", err)
+		}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		return fail("bind "+netip.AddrPortFrom(addr, uint16(port)).String(), err)
 	}
 	if err := unix.Listen(fd, 16); err != nil {
 		return fail("listen", err)
 	}
-	sa, err := unix.Getsockname(fd)
+	got, err := unix.Getsockname(fd)
 	if err != nil {
 		return fail("getsockname", err)
 	}
-	return fd, sa.(*unix.SockaddrInet4).Port, nil
+	_, bound, _ = addrPort(got)
+	return fd, bound, nil
 }
 
-// acceptTCP accepts one connection as a blocking fd.
-func acceptTCP(ln int) (int, error) {
+// acceptTCP accepts one connection as a blocking fd. With a valid from,
+// connections from any other address are closed unread (a two-host
+// receiver takes its stream only from the peer it was told about).
+func acceptTCP(ln int, from netip.Addr) (int, error) {
+	deadline := time.Now().Add(acceptTimeout * time.Second)
+	from = from.Unmap()
 	for {
-		fd, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
+		fd, sa, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
+		if err == nil && from.IsValid() {
+			if a, _, ok := addrPort(sa); !ok || a != from {
+				unix.Close(fd)
+				if time.Now().After(deadline) {
+					return -1, fmt.Errorf("accept: no connection from %s within %ds", from, acceptTimeout)
+				}
+				continue
+			}
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -69,8 +123,9 @@ func acceptTCP(ln int) (int, error) {
 
 // dialTCP connects a blocking socket to addr:port. setup runs before
 // connect (socket options that must precede the handshake).
-func dialTCP(addr [4]byte, port, mss int, setup func(fd int) error) (int, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+func dialTCP(addr netip.Addr, port, mss int, setup func(fd int) error) (int, error) {
+	sa, family := sockaddr(addr, port)
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("socket: %w", err)
 	}
@@ -87,7 +142,7 @@ func dialTCP(addr [4]byte, port, mss int, setup func(fd int) error) (int, error)
 		}
 	}
 	for {
-		err = unix.Connect(fd, &unix.SockaddrInet4{Addr: addr, Port: port})
+		err = unix.Connect(fd, sa)
 		if err != unix.EINTR {
 			break
 		}

@@ -18,10 +18,16 @@ const (
 type Transfer struct {
 	cfg     Config
 	topo    *topology
-	file    string
+	payload *os.File // unlinked: it dies with the process
+	file    string   // its /proc/self/fd path, for the senders to open
 	pat     pattern
 	workers []*worker
 	done    chan workerDone
+	// Two-host halves: where a receiving half listens, its ports, and
+	// the setup reports still to wait for (Connected).
+	bind    DataBind
+	ports   []int
+	pending chan error
 
 	mu       sync.Mutex
 	ran      bool
@@ -37,16 +43,13 @@ func Prepare(cfg Config) (*Transfer, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	t := &Transfer{cfg: cfg, pat: newPattern(cfg.Size), done: make(chan workerDone, 2*cfg.Streams)}
-	var err error
-	if t.topo, err = newTopology(cfg); err != nil {
+	topo, err := newTopology(cfg)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.usesFile() {
-		if t.file, err = createPayloadFile(); err != nil {
-			t.Close()
-			return nil, err
-		}
+	t := newTransfer(cfg, topo)
+	if err := t.createPayload(); err != nil {
+		return nil, err
 	}
 	ready := make(chan error, 2*cfg.Streams)
 	for i := range cfg.Streams {
@@ -56,6 +59,31 @@ func Prepare(cfg Config) (*Transfer, error) {
 		go t.receiverMain(rx, port, ready)
 		go t.senderMain(tx, port, ready)
 	}
+	if err := t.waitReady(ready); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func newTransfer(cfg Config, topo *topology) *Transfer {
+	return &Transfer{cfg: cfg, topo: topo, pat: newPattern(cfg.Size), done: make(chan workerDone, 2*cfg.Streams)}
+}
+
+// createPayload creates the payload file of the methods that read one.
+func (t *Transfer) createPayload() error {
+	if !t.cfg.usesFile() {
+		return nil
+	}
+	var err error
+	if t.payload, t.file, err = createPayloadFile(); err != nil {
+		t.Close()
+	}
+	return err
+}
+
+// waitReady waits for one setup report per worker. On failure the
+// transfer is closed and the first error returned.
+func (t *Transfer) waitReady(ready <-chan error) error {
 	var errs []error
 	timeout := time.After(setupTimeout)
 wait:
@@ -75,9 +103,9 @@ wait:
 		// The first error is the cause: the shutdown it triggers makes
 		// the peers fail too (a woken accept), which says nothing more.
 		t.Close()
-		return nil, errs[0]
+		return errs[0]
 	}
-	return t, nil
+	return nil
 }
 
 func (t *Transfer) mss() int {
@@ -99,14 +127,18 @@ func (t *Transfer) receiverMain(w *worker, port chan<- int, ready chan<- error) 
 		fail(err)
 		return
 	}
-	ln, p, err := listenTCP(t.topo.receiver.addr(), t.mss())
+	port0 := 0
+	if t.bind.Ports.Lo > 0 {
+		port0 = t.bind.Ports.Lo + w.Stream
+	}
+	ln, p, err := listenTCP(t.topo.receiver.addr(), port0, t.mss())
 	if err != nil {
 		fail(fmt.Errorf("receiver %d: %w", w.Stream, err))
 		return
 	}
 	w.setFd(ln) // so that a failed Prepare can wake accept with shutdown
 	port <- p
-	fd, err := acceptTCP(ln)
+	fd, err := acceptTCP(ln, t.bind.Peer)
 	w.closeFd()
 	if err != nil {
 		ready <- fmt.Errorf("receiver %d: %w", w.Stream, err)
@@ -173,6 +205,7 @@ func (t *Transfer) senderMain(w *worker, port <-chan int, ready chan<- error) {
 	}
 	ts := &txStream{cfg: t.cfg, fd: fd, file: t.file, pat: t.pat}
 	ts.res.Congestion = congestion
+	ts.readTxDevice()
 	m, err := newTxMethod(ts)
 	if err != nil {
 		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
@@ -302,10 +335,8 @@ func (t *Transfer) Close() error {
 			errs = append(errs, fmt.Errorf("workload: %s %d (tid %d) did not exit", w.Role, w.Stream, w.TID))
 		}
 	}
-	if t.file != "" {
-		if err := os.Remove(t.file); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
-		}
+	if t.payload != nil {
+		errs = append(errs, t.payload.Close())
 	}
 	if t.topo != nil {
 		errs = append(errs, t.topo.close())

@@ -112,8 +112,11 @@ func readJSON(path string, v any) bool {
 	return err == nil && json.Unmarshal(b, v) == nil
 }
 
-// versionLess orders "6.1" before "6.12".
+// versionLess orders "6.1" before "6.12" before "6.12-rt" (a flavour
+// follows its plain series).
 func versionLess(a, b string) bool {
+	a, aFlavour, _ := strings.Cut(a, "-")
+	b, bFlavour, _ := strings.Cut(b, "-")
 	as, bs := strings.Split(a, "."), strings.Split(b, ".")
 	for i := 0; i < len(as) && i < len(bs); i++ {
 		x, _ := strconv.Atoi(as[i])
@@ -122,7 +125,10 @@ func versionLess(a, b string) bool {
 			return x < y
 		}
 	}
-	return len(as) < len(bs)
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	return aFlavour < bFlavour
 }
 
 // writeMatrix: one row per fact, one column per kernel. full adds the

@@ -132,3 +132,14 @@ func TestUpdateReadme(t *testing.T) {
 		t.Errorf("README:\n%s\nwant:\n%s", b, want)
 	}
 }
+
+func TestVersionOrder(t *testing.T) {
+	want := []string{"6.1", "6.12", "6.12-rt", "6.18"}
+	for i := range want {
+		for j := range want {
+			if got := versionLess(want[i], want[j]); got != (i < j) {
+				t.Errorf("versionLess(%s, %s) = %v", want[i], want[j], got)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 func newDoctorCmd() *cobra.Command {
@@ -22,9 +23,10 @@ Exits non-zero when no exact-accounting backend works.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SilenceUsage = true // errors from here on are not usage errors
-			if err := doctor.Privileged(); err != nil {
+			if err := kernel.Privileged(); err != nil {
 				return err
 			}
+			removeLeftovers()
 			r := doctor.Run(doctor.Options{})
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -36,7 +38,7 @@ Exits non-zero when no exact-accounting backend works.`,
 			} else if err := r.WriteText(out); err != nil {
 				return err
 			}
-			if r.Accounting == doctor.BackendNone {
+			if r.Accounting == kernel.None {
 				return errors.New("no exact-accounting backend works on this kernel (see tp_btf and raw_tp above)")
 			}
 			return nil

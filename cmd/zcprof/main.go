@@ -12,8 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	// Registers the fentry and kprobe attribution backends with attrib.
-	_ "github.com/zcprof/zcprof/profiler/exact"
 	"github.com/zcprof/zcprof/profiler/spawn"
 )
 
@@ -33,7 +31,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newProfileCmd(), newDoctorCmd(), newRunCmd(), newCompareCmd())
+	root.AddCommand(newProfileCmd(), newDoctorCmd(), newRunCmd(), newCompareCmd(), newServeCmd())
 	return root
 }
 

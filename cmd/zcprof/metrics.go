@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -30,13 +33,19 @@ func (m *metricsFlags) register(f *pflag.FlagSet) {
 // attached), serves until ctx ends, and folds every interval's document
 // into the counters; renderInterval is also called when the user asked
 // for --interval. The returned stop waits for the server to shut down.
-func (m *metricsFlags) start(ctx context.Context, opts *profiler.ProfileOptions) (stop func(), err error) {
+//
+// A port left to the kernel (":0" or ":") is printed on stderr, once: the
+// user has no other way to learn it.
+func (m *metricsFlags) start(ctx context.Context, opts *profiler.ProfileOptions, stderr io.Writer) (stop func(), err error) {
 	if m.addr == "" {
 		return func() {}, nil
 	}
 	ln, err := metrics.Listen(m.addr)
 	if err != nil {
 		return nil, err
+	}
+	if _, port, _ := net.SplitHostPort(m.addr); port == "" || port == "0" {
+		fmt.Fprintf(stderr, "zcprof: serving metrics on http://%s/metrics\n", ln.Addr())
 	}
 	exp := metrics.New(m.maxProcesses)
 	sctx, cancel := context.WithCancel(ctx)
@@ -52,9 +61,18 @@ func (m *metricsFlags) start(ctx context.Context, opts *profiler.ProfileOptions)
 	opts.OnInterval = func(d *report.Document) error {
 		exp.Add(d)
 		if render != nil {
-			return render(d)
+			return render(d) // its warnings are in the table
 		}
+		warnMapFull(stderr, d)
 		return nil
 	}
 	return func() { cancel(); <-done }, nil
+}
+
+// warnMapFull says at once, when no interval report is printed, that a map
+// was full: its counts are missing from the metrics being served.
+func warnMapFull(w io.Writer, d *report.Document) {
+	for name, n := range d.Overhead.MapFull {
+		fmt.Fprintf(w, "zcprof: warning: the BPF map %s was full: %d updates dropped in the last interval (see zcprof_map_full_total)\n", name, n)
+	}
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/backends"
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
@@ -48,16 +50,31 @@ func newProfileCmd() *cobra.Command {
 			if outs.wantStacks() && attr.Backend == attrib.BackendNone {
 				return errors.New("--pprof and --folded need sampled stacks: drop --backend none")
 			}
-			opts.Extensions = append(opts.Extensions, attrib.Extension(attr))
-			out := cmd.OutOrStdout()
+			opts.Extensions = append(opts.Extensions, attrib.Extension(attr, backends.Attribution()))
+			removeLeftovers()
+			if err := outs.open(); err != nil {
+				return err
+			}
+			written := false
+			defer func() {
+				if !written {
+					outs.abandon()
+				}
+			}()
+			stdout := cmd.OutOrStdout()
+			if len(opts.Command) > 0 && outs.doc == nil && (outs.json || outs.csv) {
+				// The document must stay parseable: the command's
+				// own output goes to stderr (-o FILE keeps it on stdout).
+				opts.CommandStdout = os.Stderr
+			}
 			render := func(d *report.Document) error {
-				return outs.stdout(out, d, report.WriteTable)
+				return outs.writeDocument(stdout, d, report.WriteTable)
 			}
 			userInterval := opts.Interval > 0
 			if userInterval {
 				opts.OnInterval = render
 			}
-			stopMetrics, err := metr.start(cmd.Context(), &opts)
+			stopMetrics, err := metr.start(cmd.Context(), &opts, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -67,12 +84,10 @@ func newProfileCmd() *cobra.Command {
 				return err
 			}
 			if userInterval && !outs.json && !outs.csv {
-				fmt.Fprintln(out, "\n=== whole run ===")
+				fmt.Fprintln(outs.docWriter(stdout), "\n=== whole run ===")
 			}
-			if err := render(res.Document); err != nil {
-				return err
-			}
-			if err := outs.files(res.Document); err != nil {
+			written = true
+			if err := errors.Join(render(res.Document), outs.finish(res.Document)); err != nil {
 				return err
 			}
 			if res.ExitCode != 0 {
@@ -92,27 +107,11 @@ func newProfileCmd() *cobra.Command {
 	f.BoolVar(&noFollow, "no-follow", false, "do not follow children forked by the targets")
 	outs.register(f)
 	metr.register(f)
-	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
-	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
-	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, sampleHzUsage)
-	f.StringVar(&opts.ByteClasses, "byte-classes", "auto", "how send decisions (copy, splice, zero-copy) are traced: auto, tcp_sendmsg_locked (6.16+), syscall (6.3+), syscall_return or off")
+	registerBackends(f, &opts.Backend, &opts.ByteClasses, &attr)
 	return cmd
 }
 
-// sampleHzUsage is --sample-hz's help, in profile and run.
-var sampleHzUsage = fmt.Sprintf("samples per second per CPU of the sampling backend (the copy-share sampler beside fentry or kprobe unwinds every sample: at most %d)", attrib.FullStackHz)
-
-func validateAttribution(o attrib.Options) error {
-	switch o.Backend {
-	case "auto", attrib.NameSampling, attrib.NameFentry, attrib.NameKprobe, attrib.BackendNone:
-	default:
-		return fmt.Errorf("--backend %q: unknown (use auto, sampling, fentry, kprobe or none)", o.Backend)
-	}
-	if o.SampleHz < 1 || o.SampleHz > 100000 {
-		return fmt.Errorf("--sample-hz %d: must be between 1 and 100000", o.SampleHz)
-	}
-	return nil
-}
+func validateAttribution(o attrib.Options) error { return o.Validate() }
 
 func validateProfile(cmd *cobra.Command, o profiler.ProfileOptions) error {
 	t := o.Target
@@ -136,11 +135,8 @@ func validateProfile(cmd *cobra.Command, o profiler.ProfileOptions) error {
 			return fmt.Errorf("--pid %d: not a process id", pid)
 		}
 	}
-	switch o.ByteClasses {
-	case "auto", profiler.ByteClassesDecision, profiler.ByteClassesSyscall, profiler.ByteClassesSyscallReturn, profiler.ByteClassesOff:
-	default:
-		return fmt.Errorf("--byte-classes %q: unknown (use auto, %s, %s, %s or %s)", o.ByteClasses,
-			profiler.ByteClassesDecision, profiler.ByteClassesSyscall, profiler.ByteClassesSyscallReturn, profiler.ByteClassesOff)
+	if err := validateBackends(o.Backend, o.ByteClasses); err != nil {
+		return err
 	}
 	if o.Duration < 0 {
 		return fmt.Errorf("--duration %v: must be positive", o.Duration)

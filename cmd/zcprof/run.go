@@ -22,6 +22,7 @@ func newRunCmd() *cobra.Command {
 		quiet                                                  bool
 		attr                                                   attrib.Options
 		out                                                    outputs
+		rf                                                     remoteFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -33,7 +34,9 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 		Example: `  zcprof run
   zcprof run --method write,sendfile,msg_zerocopy --size 8K,64K,256K --streams 1,4 --duration 5s
   zcprof run --method io_uring_zc --rx-method zerocopy --topology netns --cpus 0:1 --repeat 5 --json
-  zcprof run --method write,sendfile --repeat 10 --ci 95,5`,
+  zcprof run --method write,sendfile --repeat 10 --ci 95,5
+  zcprof run --remote ssh://lab2 --method write,sendfile,msg_zerocopy --size 64K,1M
+  zcprof run --remote 10.0.0.2:7471 --token-file tok --reverse --rx-method zerocopy --repeat 5 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -63,7 +66,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 					return fmt.Errorf("--duration %v: must be positive", duration)
 				}
 			}
-			if opts.SenderCPU, opts.ReceiverCPU, err = zrun.ParseCPUs(cpus); err != nil {
+			if opts.SenderCPU, opts.ReceiverCPU, err = zrun.ParseCPUs(cpus, rf.runsHere); err != nil {
 				return err
 			}
 			if f.Changed("ci") {
@@ -86,16 +89,33 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 				attr.Backend = attrib.NameSampling
 			}
 			opts.Attribution = &attr
+			if err := validateBackends(opts.Backend, opts.ByteClasses); err != nil {
+				return err
+			}
+			removeLeftovers()
+			if err := out.open(); err != nil {
+				return err
+			}
+			closeRemote, err := rf.connect(cmd.Context(), f, &opts, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "zcprof: "+s) })
+			if err != nil {
+				out.abandon()
+				return err
+			}
+			defer closeRemote()
 			done := runProgress(cmd.ErrOrStderr(), &opts, quiet)
 			d, err := zrun.Run(cmd.Context(), opts)
 			done()
 			if err != nil {
+				if d != nil {
+					// The cells finished before the failure.
+					_ = out.writeDocument(cmd.OutOrStdout(), d, report.WriteRunTable)
+				}
+				out.abandon()
 				return err
 			}
-			if err := out.files(d); err != nil {
-				return err
-			}
-			return out.stdout(cmd.OutOrStdout(), d, report.WriteRunTable)
+			// The table first: a file that cannot be written fails the
+			// exit, not the figures.
+			return errors.Join(out.writeDocument(cmd.OutOrStdout(), d, report.WriteRunTable), out.finish(d))
 		},
 	}
 	f := cmd.Flags()
@@ -113,10 +133,9 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.StringVar(&opts.Congestion, "congestion", "", "senders' TCP congestion control, e.g. cubic or bbr (default: the system's; iperf3 -C)")
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
-	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
-	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, sampleHzUsage)
+	rf.register(f)
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (a bar on a terminal, one line per cell otherwise)")
-	f.StringVar(&opts.Backend, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
+	registerBackends(f, &opts.Backend, &opts.ByteClasses, &attr)
 	return cmd
 }
 

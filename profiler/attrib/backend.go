@@ -1,23 +1,20 @@
-// Package attrib splits each path's exact CPU time into the categories of
-// DESIGN.md (copy.tx, copy.rx, copy.deferred, zc.pin, ...). Two kinds of
-// backend do it: sampling (perf_event cpu-clock with kernel stacks,
-// statistical, scaled by the exact accounting) and function-exact
-// (fentry/kprobe). Both implement Backend.
 package attrib
 
 import (
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
-// Backend names, as reported in backends.attribution.
+// Backend names, as reported in backends.attribution (the names of
+// profiler/kernel, under this package's old names).
 const (
-	NameSampling = "sampling"
-	NameFentry   = "fentry"
-	NameKprobe   = "kprobe"
+	NameSampling = kernel.Sampling
+	NameFentry   = kernel.Fentry
+	NameKprobe   = kernel.Kprobe
 )
 
-// Categories of DESIGN.md, in report order.
+// Categories of the taxonomy (docs/architecture.md), in report order.
 const (
 	CopyTx       = "copy.tx"
 	CopyRx       = "copy.rx"

@@ -9,6 +9,8 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -33,6 +35,7 @@ func measured(iv profiler.Interval) (ns uint64) {
 // median of interleaved pairs (this machine's load varies).
 func BenchmarkSamplingOverhead(b *testing.B) {
 	requireBPF(b)
+	testenv.RunStats(b) // the sampler's own run time
 	for _, hz := range benchRates {
 		b.Run(fmt.Sprintf("hz=%d", hz), func(b *testing.B) { samplingOverhead(b, hz) })
 	}
@@ -153,7 +156,7 @@ func txPath(run *sampledRun, s *Samples) report.Path {
 func irqEnableShare(run *sampledRun) float64 {
 	var all, pile uint64
 	for k, n := range run.samples.Leaves {
-		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == profiler.CtxTask {
+		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == taxonomy.CtxTask {
 			all += n
 			if strings.Contains(k.Leaf, "irq_enable") {
 				pile += n
@@ -168,12 +171,12 @@ func irqEnableShare(run *sampledRun) float64 {
 func earlyShare(run *sampledRun) float64 {
 	var all, early uint64
 	for k, n := range run.samples.Leaves {
-		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == profiler.CtxTask {
+		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == taxonomy.CtxTask {
 			all += n
 		}
 	}
 	for k, n := range run.samples.EarlyLeaves {
-		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == profiler.CtxTask {
+		if run.roles[k.Key.Gen] == workload.RoleSender && k.Key.Path.String() == "tx.write" && k.Key.Ctx == taxonomy.CtxTask {
 			early += n
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 // Pile-up frames. cpu-clock is an hrtimer: without a PMU (NMI) a sample
 // cannot fire while interrupts are disabled, so it is delivered where they
-// are re-enabled (KERNEL.md §9.4, §11.14). Under PVM/paravirt the leaf is
-// the hypervisor's irq-enable hook. These frames are stripped from the
+// are re-enabled; under PVM the leaf is the hypervisor's irq-enable hook
+// (docs/known-issues.md, "Interrupt-enable pile-ups"). These frames are stripped from the
 // inner end of a stack, billing the sample to the caller that disabled
 // interrupts (the parent frame).
 var pileUp = []string{
@@ -41,13 +41,14 @@ type Classifier struct {
 	mu      sync.Mutex
 	byFrame map[string]*Rule // normalized frame -> rule (nil: none)
 	byStack map[string]string
+	own     map[string]bool // stack -> sampled in zcprof's own programs (own.go)
 	pile    map[string]bool
 	entries []string
 }
 
 // NewClassifier compiles rules (Rules for the default table).
 func NewClassifier(rules []Rule) *Classifier {
-	c := &Classifier{rules: rules, byFrame: map[string]*Rule{}, byStack: map[string]string{}, pile: map[string]bool{}, entries: contextEntries}
+	c := &Classifier{rules: rules, byFrame: map[string]*Rule{}, byStack: map[string]string{}, own: map[string]bool{}, pile: map[string]bool{}, entries: contextEntries}
 	for _, f := range pileUp {
 		c.pile[f] = true
 	}

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 func TestEarlyWarning(t *testing.T) {
-	tx := profiler.Key{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
+	tx := profiler.Key{Gen: 7, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}
 	reading := func(leaves, early uint64) *Samples {
 		return &Samples{Leaves: map[LeafKey]uint64{{Key: tx, Leaf: "_copy_from_iter"}: leaves},
 			Counts: map[StackKey]uint64{}, EarlyLeaves: map[LeafKey]uint64{{Key: tx, Leaf: "pvm_irq_enable"}: early}, UsualLatenessNS: 45_000}

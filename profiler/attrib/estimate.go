@@ -6,6 +6,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // z95 is the two-sided 95% normal quantile.
@@ -236,19 +237,21 @@ func byKey(s *Samples) map[profiler.Key]*contextSamples {
 
 // Estimate turns an interval and the samples taken during it into
 // categories per key. User-mode time is not split (it is not kernel work);
-// every other context with both exact time and samples is.
+// every other context with both exact time and samples is, by the shares
+// of its samples that are not zcprof's own (own.go): those ran in time the
+// context no longer holds.
 func Estimate(iv profiler.Interval, s *Samples) map[profiler.Key][]report.Category {
 	ctxs := byKey(s)
-	pool := newPools(ctxs, Classify)
+	pool := newPools(ctxs, classifyOwn)
 	out := map[profiler.Key][]report.Category{}
 	exact := func(k profiler.Key, ns uint64) {
-		if k.Path == profiler.PathUser && k.Ctx == profiler.CtxTask {
+		if k.Path == taxonomy.PathUser && k.Ctx == taxonomy.CtxTask {
 			return
 		}
 		var shares map[string]shareEstimate
 		var n float64
 		if c := ctxs[k]; c != nil {
-			shares, n = twoPhase(c.leaves, c.stacks, Classify, pool.mix(k))
+			shares, n = withoutOwn(twoPhase(c.leaves, c.stacks, classifyOwn, pool.mix(k)))
 		}
 		if cats := categoriesFrom(ns, shares, n); len(cats) > 0 {
 			out[k] = cats

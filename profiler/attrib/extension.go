@@ -2,9 +2,11 @@ package attrib
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
@@ -15,68 +17,64 @@ type Options struct {
 }
 
 // BackendNone turns attribution off.
-const BackendNone = "none"
+const BackendNone = kernel.None
 
 // Starter attaches one backend to a session.
 type Starter func(sess *profiler.Session, o Options) (Backend, error)
 
-// starters are the backends built in; the function-exact backend registers
-// itself (Register) so that this package does not depend on it.
-var starters = map[string]Starter{
-	NameSampling: func(sess *profiler.Session, o Options) (Backend, error) {
+// Rung is one backend Open may start: its name (kernel.AttributionLadder)
+// and how. The caller hands Open the rungs it has, in the ladder's order
+// (profiler/backends wires them all); this package cannot import the
+// function-exact backend, which imports it.
+type Rung struct {
+	Name  string
+	Start Starter
+}
+
+// SamplingRung is the sampling backend, the ladder's last rung.
+func SamplingRung() Rung {
+	return Rung{Name: NameSampling, Start: func(sess *profiler.Session, o Options) (Backend, error) {
 		hz := o.SampleHz
 		if hz == 0 {
 			hz = DefaultHz
 		}
 		return Start(sess, hz)
-	},
+	}}
 }
 
-// Register adds a backend that Open can start (fentry, kprobe).
-func Register(name string, s Starter) { starters[name] = s }
-
-// ladder is auto's order of preference (DESIGN.md, capability ladder).
-var ladder = []string{NameFentry, NameKprobe, NameSampling}
-
-// Open starts the requested backend. auto walks the ladder and records why
-// each registered rung above the one it took failed; a backend that was
-// asked for by name fails with a one-line error. "none" returns nil.
-func Open(sess *profiler.Session, o Options) (Backend, map[string]string, error) {
+// Open starts the requested backend out of rungs. auto walks the rungs in
+// order and records why each one above the one it took failed; a backend
+// that was asked for by name fails with a one-line error. "none" returns
+// nil.
+func Open(sess *profiler.Session, o Options, rungs []Rung) (Backend, map[string]string, error) {
 	skipped := map[string]string{}
 	name := o.Backend
 	switch name {
-	case "", "auto":
+	case "", kernel.Auto:
 	case BackendNone:
 		return nil, skipped, nil
-	case NameSampling, NameFentry, NameKprobe:
-		start, ok := starters[name]
-		if !ok {
+	default:
+		if err := kernel.Choose("--backend", "", name, kernel.AttributionChoices()); err != nil {
+			return nil, skipped, err
+		}
+		i := slices.IndexFunc(rungs, func(r Rung) bool { return r.Name == name })
+		if i < 0 {
 			return nil, skipped, fmt.Errorf("--backend %s: not available in this build", name)
 		}
-		b, err := start(sess, o)
+		b, err := rungs[i].Start(sess, o)
 		if err != nil {
 			return nil, skipped, fmt.Errorf("--backend %s: %v", name, err)
 		}
 		return b, skipped, nil
-	default:
-		return nil, skipped, fmt.Errorf("--backend %q: unknown (use auto, sampling, fentry, kprobe or none)", name)
 	}
-	for _, rung := range ladder {
-		start, ok := starters[rung]
-		if !ok {
-			continue
-		}
-		b, err := start(sess, o)
+	var why []string
+	for _, rung := range rungs {
+		b, err := rung.Start(sess, o)
 		if err == nil {
 			return b, skipped, nil
 		}
-		skipped[rung] = oneLine(err)
-	}
-	var why []string
-	for _, rung := range ladder {
-		if r, ok := skipped[rung]; ok {
-			why = append(why, rung+": "+r)
-		}
+		skipped[rung.Name] = oneLine(err)
+		why = append(why, rung.Name+": "+skipped[rung.Name])
 	}
 	return nil, skipped, fmt.Errorf("no attribution backend could attach (%s)", strings.Join(why, "; "))
 }
@@ -90,11 +88,12 @@ func oneLine(err error) string {
 }
 
 // Extension returns a profiler.ExtensionFunc that opens the backend o asks
-// for and fills each document's categories, backends.attribution and
-// backends.unavailable. With "none" it only says that attribution is off.
-func Extension(o Options) profiler.ExtensionFunc {
+// for out of rungs (as Open) and fills each document's categories,
+// backends.attribution and backends.unavailable. With "none" it only says
+// that attribution is off.
+func Extension(o Options, rungs []Rung) profiler.ExtensionFunc {
 	return func(sess *profiler.Session) (profiler.Extension, error) {
-		b, skipped, err := Open(sess, o)
+		b, skipped, err := Open(sess, o, rungs)
 		if err != nil {
 			return nil, err
 		}

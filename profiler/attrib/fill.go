@@ -7,6 +7,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // unknownPath is the accounting's "not yet resolved" path, which the report
@@ -17,11 +18,11 @@ const unknownPath = "unknown"
 // itself for task context, the context for softirq and hardirq time (the
 // report lists those as their own paths).
 func reportPath(k profiler.Key) string {
-	if k.Ctx != profiler.CtxTask {
+	if k.Ctx != taxonomy.CtxTask {
 		return k.Ctx.String()
 	}
 	if k.Path.String() == unknownPath {
-		return profiler.PathOther.String()
+		return taxonomy.PathOther.String()
 	}
 	return k.Path.String()
 }

@@ -1,7 +1,8 @@
 package attrib
 
-// The rule table: which kernel functions mean which category (KERNEL.md
-// §9.4 and the stacks recorded in testdata/). A stack is classified by its
+// The rule table: which kernel functions mean which category (the stack
+// signatures of the copy, zero-copy and softirq paths, and the stacks
+// recorded in testdata/). A stack is classified by its
 // innermost function that has a rule (see classify.go); functions without
 // one are transparent. Patterns are exact names or globs ('*'), matched
 // against names without compiler suffixes (.isra.0, .part.0, .constprop.0,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 func TestRulesUnique(t *testing.T) {
@@ -36,7 +37,7 @@ func TestRulesUnique(t *testing.T) {
 func TestClassify(t *testing.T) {
 	const sys = "entry_SYSCALL_64_after_hwframe;do_syscall_64;"
 	for _, tc := range []struct{ stack, want string }{
-		// KERNEL.md §9.4 signatures.
+		// The copy, zero-copy and softirq stack signatures.
 		{sys + "__x64_sys_sendto;__sys_sendto;tcp_sendmsg;tcp_sendmsg_locked;_copy_from_iter", CopyTx},
 		{sys + "ksys_write;vfs_write;sock_write_iter;tcp_sendmsg;tcp_sendmsg_locked;rep_movs_alternative", CopyTx},
 		{sys + "ksys_read;vfs_read;sock_read_iter;sock_recvmsg;tcp_recvmsg;tcp_recvmsg_locked;skb_copy_datagram_iter;__skb_datagram_iter;simple_copy_to_iter;_copy_to_iter", CopyRx},
@@ -148,28 +149,28 @@ func TestCategoriesOf(t *testing.T) {
 
 func TestEstimateAndFill(t *testing.T) {
 	th := profiler.ThreadDelta{Info: profiler.ThreadInfo{Gen: 7, TID: 70, TGID: 70}, Counters: map[profiler.PathCtx]profiler.Counter{
-		{Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}:         {Calls: 10, NS: 1000},
-		{Path: profiler.PathTxWrite, Ctx: profiler.CtxSoftirqNetRx}: {NS: 400},
-		{Path: profiler.PathUser, Ctx: profiler.CtxSoftirqNetRx}:    {NS: 100},
-		{Path: profiler.PathUser, Ctx: profiler.CtxTask}:            {NS: 5000},
+		{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}:         {Calls: 10, NS: 1000},
+		{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxSoftirqNetRx}: {NS: 400},
+		{Path: taxonomy.PathUser, Ctx: taxonomy.CtxSoftirqNetRx}:    {NS: 100},
+		{Path: taxonomy.PathUser, Ctx: taxonomy.CtxTask}:            {NS: 5000},
 	}}
 	iv := profiler.Interval{Threads: []profiler.ThreadDelta{th},
-		System: map[profiler.PathCtx]profiler.Counter{{Path: profiler.PathSysIdle, Ctx: profiler.CtxSoftirqNetRx}: {NS: 300}}}
-	key := func(gen uint32, p profiler.Path, c profiler.Ctx) profiler.Key {
+		System: map[profiler.PathCtx]profiler.Counter{{Path: taxonomy.PathSysIdle, Ctx: taxonomy.CtxSoftirqNetRx}: {NS: 300}}}
+	key := func(gen uint32, p taxonomy.Path, c taxonomy.Ctx) profiler.Key {
 		return profiler.Key{Gen: gen, Path: p, Ctx: c}
 	}
 	const send = "do_syscall_64;tcp_sendmsg_locked;"
 	const rx = "handle_softirqs;net_rx_action;tcp_v4_rcv;"
 	s := &Samples{Counts: map[StackKey]uint64{
-		{key(7, profiler.PathTxWrite, profiler.CtxTask), send + "_copy_from_iter"}:   3,
-		{key(7, profiler.PathTxWrite, profiler.CtxTask), send + "tcp_write_xmit"}:    1,
-		{key(7, profiler.PathTxWrite, profiler.CtxSoftirqNetRx), rx + "tcp_ack"}:     2,
-		{key(7, profiler.PathUser, profiler.CtxSoftirqNetRx), rx + "skb_copy_ubufs"}: 1,
-		{key(7, profiler.PathUser, profiler.CtxTask), StackUser}:                     9,
-		{key(0, profiler.PathSysIdle, profiler.CtxSoftirqNetRx), rx + "tcp_ack"}:     4,
+		{key(7, taxonomy.PathTxWrite, taxonomy.CtxTask), send + "_copy_from_iter"}:   3,
+		{key(7, taxonomy.PathTxWrite, taxonomy.CtxTask), send + "tcp_write_xmit"}:    1,
+		{key(7, taxonomy.PathTxWrite, taxonomy.CtxSoftirqNetRx), rx + "tcp_ack"}:     2,
+		{key(7, taxonomy.PathUser, taxonomy.CtxSoftirqNetRx), rx + "skb_copy_ubufs"}: 1,
+		{key(7, taxonomy.PathUser, taxonomy.CtxTask), StackUser}:                     9,
+		{key(0, taxonomy.PathSysIdle, taxonomy.CtxSoftirqNetRx), rx + "tcp_ack"}:     4,
 	}}
 	cats := Estimate(iv, s)
-	if _, ok := cats[key(7, profiler.PathUser, profiler.CtxTask)]; ok {
+	if _, ok := cats[key(7, taxonomy.PathUser, taxonomy.CtxTask)]; ok {
 		t.Error("user time must not be split")
 	}
 	proc := profiler.ProcessEntry(70, iv.Threads, false)

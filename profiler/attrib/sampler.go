@@ -15,7 +15,7 @@ import (
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler"
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
@@ -42,10 +42,6 @@ const UnwindHz = 333
 // UnwindEvery is how many target samples there are per full unwind at hz
 // (1: every sample is unwound).
 func UnwindEvery(hz int) int { return max(1, (hz+UnwindHz/2)/UnwindHz) }
-
-// sharedMaps are the accounting maps the sampler reads (declared
-// identically in sampler.bpf.c).
-var sharedMaps = []string{"threads", "cpu_states"}
 
 // Sampler is the sampling attribution backend: a cpu-clock perf event per
 // online CPU, each with the zc_sample program attached.
@@ -94,7 +90,7 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 	if err := syms.Addressable(); err != nil {
 		return nil, err
 	}
-	cpus, err := doctor.OnlineCPUs()
+	cpus, err := kernel.OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
 	}
@@ -102,19 +98,12 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load sampler spec: %w", err)
 	}
-	repl := map[string]*ebpf.Map{}
-	for _, name := range sharedMaps {
-		m := sess.Maps()[name]
-		if m == nil {
-			return nil, fmt.Errorf("sampler: the accounting session has no %s map", name)
-		}
-		// Both objects include accounting.h: a mismatch means one of
-		// them was not regenerated after it changed.
-		if ms := spec.Maps[name]; ms.KeySize != m.KeySize() || ms.ValueSize != m.ValueSize() {
-			return nil, fmt.Errorf("sampler: its %s map (%d/%d-byte key/value) does not match the accounting's (%d/%d): bpf/sampler_x86_bpfel.o is stale, run make generate",
-				name, ms.KeySize, ms.ValueSize, m.KeySize(), m.ValueSize())
-		}
-		repl[name] = m
+	if err := profiler.SetHookDispatch(spec); err != nil {
+		return nil, fmt.Errorf("sampler: %w", err)
+	}
+	repl, err := sess.SharedMaps(spec)
+	if err != nil {
+		return nil, fmt.Errorf("sampler: %w", err)
 	}
 	if err := spec.Variables["unwind_every"].Set(uint32(every)); err != nil {
 		return nil, fmt.Errorf("sampler: set unwind_every: %w", err)

@@ -227,7 +227,7 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 	for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
 		t.Run(m, func(t *testing.T) {
 			snd, _, run := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
-			// Loopback forces skb_copy_ubufs in NET_RX (KERNEL.md §4.3):
+			// Loopback forces skb_copy_ubufs in NET_RX (docs/architecture.md):
 			// inside the sender's own send, unless the kernel defers the
 			// softirq to ksoftirqd (6.1 does while ksoftirqd is runnable,
 			// which a slow emulated guest keeps it; 6.5 reverted that), where
@@ -264,20 +264,11 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 	}
 }
 
-func openFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
 // Close releases every perf event, link and the program; the session's
 // program ids include the sampler's while it runs.
 func TestSamplerClose(t *testing.T) {
 	requireBPF(t)
-	before := openFDs(t)
+	before := testenv.OpenFDs(t)
 	sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: []int{os.Getpid()}}})
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +311,7 @@ func TestSamplerClose(t *testing.T) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		t.Error(err)
 	}
-	if after := openFDs(t); after != before {
+	if after := testenv.OpenFDs(t); after != before {
 		t.Errorf("%d open fds after Close, %d before", after, before)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // Stack names for samples without a kernel stack.
@@ -134,7 +135,7 @@ func (s *Sampler) Collect() (*Samples, error) {
 	)
 	lit := s.coll.Maps["leaves"].Iterate()
 	for lit.Next(&lk, &n) {
-		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: profiler.Path(lk.Path), Ctx: profiler.Ctx(lk.Ctx)}}
+		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: taxonomy.Path(lk.Path), Ctx: taxonomy.Ctx(lk.Ctx)}}
 		switch lk.Kind {
 		case kindUser:
 			key.Leaf = StackUser
@@ -156,7 +157,7 @@ func (s *Sampler) Collect() (*Samples, error) {
 	for it.Next(&k, &n) {
 		early := k.Kind&kindEarly != 0
 		k.Kind &^= kindEarly
-		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}}
+		sk := StackKey{Key: profiler.Key{Gen: k.Gen, Path: taxonomy.Path(k.Path), Ctx: taxonomy.Ctx(k.Ctx)}}
 		switch {
 		case k.Kind == kindUser:
 			sk.Stack = StackUser

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // Stacker is a backend that keeps sampled stacks per accounting key (the
@@ -24,7 +25,8 @@ func ByProcess(th profiler.ThreadDelta) (string, int, string, bool) {
 
 // WeightedStacks gives every sampled stack of iv's threads its share of
 // its context's exact time (context ns x stack samples / context samples);
-// the stacks of a thread add up to its exact on-CPU time. System contexts
+// the stacks of a thread add up to its exact on-CPU time plus zcprof's own
+// handler time, which has a stack of its own (FrameProbe). System contexts
 // (interrupts while no target ran) are included when system is set.
 func WeightedStacks(iv profiler.Interval, stacks map[profiler.Key]map[string]uint64, owner Owner, system bool) []report.Stack {
 	var out []report.Stack
@@ -36,16 +38,27 @@ func WeightedStacks(iv profiler.Interval, stacks map[profiler.Key]map[string]uin
 		if k.Gen == 0 {
 			path = k.Path.String()
 		}
-		byStack := stacks[k]
+		// zcprof's own samples ran in time the context no longer holds
+		// (probe time, shown as its own stack): the rest share its time.
+		byStack := map[string]uint64{}
 		var n uint64
-		for _, c := range byStack {
-			n += c
+		for st, c := range stacks[k] {
+			if !Own(st) {
+				byStack[st] = c
+				n += c
+			}
 		}
 		base := report.Stack{Process: proc, PID: pid, Side: side, Path: path}
+		if k.Ctx == taxonomy.CtxProbe {
+			s := base
+			s.Frames, s.NS, s.Category = []string{report.FrameProbe}, float64(ns), Tracing
+			out = append(out, s)
+			return
+		}
 		if n == 0 {
 			s := base
 			s.Frames, s.NS, s.Category = []string{report.FrameUnsampled}, float64(ns), Other
-			if path == profiler.PathUser.String() {
+			if path == taxonomy.PathUser.String() {
 				s.Category = "user"
 			}
 			out = append(out, s)
@@ -57,7 +70,7 @@ func WeightedStacks(iv profiler.Interval, stacks map[profiler.Key]map[string]uin
 			s.Samples = c
 			s.NS = float64(ns) * float64(c) / float64(n)
 			s.Category = Classify(stack)
-			if stack == StackUser || path == profiler.PathUser.String() && k.Ctx == profiler.CtxTask {
+			if stack == StackUser || path == taxonomy.PathUser.String() && k.Ctx == taxonomy.CtxTask {
 				s.Category = "user"
 			}
 			out = append(out, s)
@@ -69,14 +82,14 @@ func WeightedStacks(iv profiler.Interval, stacks map[profiler.Key]map[string]uin
 			continue
 		}
 		for pc, c := range th.Counters {
-			if pc.Ctx.OnCPU() {
+			if pc.Ctx.OnCPU() || pc.Ctx == taxonomy.CtxProbe {
 				add(profiler.Key{Gen: th.Info.Gen, Path: pc.Path, Ctx: pc.Ctx}, c.NS, proc, pid, side)
 			}
 		}
 	}
 	if system {
 		for pc, c := range iv.System {
-			if pc.Ctx.OnCPU() {
+			if pc.Ctx.OnCPU() || pc.Ctx == taxonomy.CtxProbe {
 				add(profiler.Key{Gen: 0, Path: pc.Path, Ctx: pc.Ctx}, c.NS, "[system]", 0, "")
 			}
 		}

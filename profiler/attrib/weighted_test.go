@@ -5,20 +5,21 @@ import (
 	"testing"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // Each context's exact time is split over its stacks by sample share; a
 // context without samples keeps all of its time as "[unsampled]"; pile-up
 // leaves are billed to the parent frame.
 func TestWeightedStacksAddUpToExactTime(t *testing.T) {
-	tx := profiler.PathCtx{Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
-	user := profiler.PathCtx{Path: profiler.PathUser, Ctx: profiler.CtxTask}
+	tx := profiler.PathCtx{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}
+	user := profiler.PathCtx{Path: taxonomy.PathUser, Ctx: taxonomy.CtxTask}
 	iv := profiler.Interval{Threads: []profiler.ThreadDelta{{
 		Info:     profiler.ThreadInfo{Gen: 7, TID: 10, TGID: 10, Comm: "w"},
 		Counters: map[profiler.PathCtx]profiler.Counter{tx: {NS: 1000}, user: {NS: 300}},
 	}}}
 	stacks := map[profiler.Key]map[string]uint64{
-		{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}: {
+		{Gen: 7, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}: {
 			"do_syscall_64;tcp_sendmsg_locked;_copy_from_iter":                           3,
 			"do_syscall_64;tcp_sendmsg_locked;tcp_push;__raw_callee_save_pvm_irq_enable": 1,
 		},

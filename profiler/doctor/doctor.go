@@ -1,15 +1,24 @@
-// Package doctor probes what this kernel lets zcprof do, by really loading
-// and attaching one trivial BPF program per attach kind (bpf/probes.bpf.c),
-// and decides which backends `auto` picks (DESIGN.md, "capability ladder").
-// Everything it loads is closed before Run returns.
+// Package doctor is `zcprof doctor`: it runs profiler/kernel's probes (one
+// trivial BPF program per attach kind, bpf/probes.bpf.c, then each
+// tracepoint and key function zcprof uses), says for each what works and
+// what zcprof does instead, and which backends `auto` picks (kernel.Decide,
+// the capability ladder of docs/architecture.md). It only assembles and
+// renders a Report: host facts and probes live in profiler/kernel, which
+// the core uses too. Everything it loads is closed before Run returns.
+//
+// Code map: doctor.go (Run), kinds.go (attach kinds), tracepoints.go and
+// functions.go (the per-tracepoint and per-function checks), features.go
+// (privileges, BTF, io_uring), decide.go (the decision into the report),
+// report.go (the JSON model), text.go (the text report).
 package doctor
 
 import (
-	"strings"
 	"time"
 
 	"github.com/cilium/ebpf/rlimit"
-	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/kernel"
+	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
 // Options tune Run. The zero value is fine.
@@ -37,14 +46,19 @@ func Run(opts Options) Report {
 		opts.Functions = KeyFunctions
 	}
 
-	h := ReadHost()
-	r := Report{Kernel: h.Kernel, CPUs: h.CPUs, HZ: h.HZ, IRQTimeAccounting: h.IRQTimeAccounting, Unavailable: map[string]string{}}
-	cfg, src, cfgErr := readKernelConfig(r.Kernel)
+	// First: the lockdown mode is read through securityfs, and cilium/ebpf
+	// remembers where tracefs is (or that it is not) from its first look.
+	pfs, release := checkPseudoFS()
+	defer release()
+
+	h := kernel.ReadHost()
+	r := Report{Kernel: h.Kernel, CPUs: h.CPUs, HZ: h.HZ, IRQTimeAccounting: h.IRQTimeAccounting, PreemptRT: h.PreemptRT, Unavailable: map[string]string{}}
+	cfg, src, cfgErr := kernel.ReadConfig(r.Kernel)
 	r.Settings = Settings{
-		Lockdown:          readLockdown(),
-		KptrRestrict:      readSysctl("kernel.kptr_restrict"),
-		PerfEventParanoid: readSysctl("kernel.perf_event_paranoid"),
-		IOUringDisabled:   readSysctl("kernel.io_uring_disabled"),
+		Lockdown:          kernel.Lockdown(),
+		KptrRestrict:      kernel.Sysctl("kernel.kptr_restrict"),
+		PerfEventParanoid: kernel.Sysctl("kernel.perf_event_paranoid"),
+		IOUringDisabled:   kernel.Sysctl("kernel.io_uring_disabled"),
 		Config:            pickConfig(cfg),
 		ConfigSource:      src,
 	}
@@ -56,36 +70,37 @@ func Run(opts Options) Report {
 	btfCheck, kernelBTF := checkBTF()
 	r.Settings.BTF = kernelBTF != nil
 	r.Checks = append(r.Checks, priv, btfCheck, checkIOUring(r.Settings.IOUringDisabled))
+	r.Checks = append(r.Checks, pfs...)
 
-	e := env{privileged: priv.Status == StatusOK, config: cfg, lockdown: r.Settings.Lockdown, paranoid: r.Settings.PerfEventParanoid}
+	e := kernel.Env{Privileged: priv.Status == StatusOK, Config: cfg, Lockdown: r.Settings.Lockdown, Paranoid: r.Settings.PerfEventParanoid}
 	// Before any load: on kernels < 5.11 BPF memory counts against
 	// RLIMIT_MEMLOCK. Newer kernels charge the memcg and this is a no-op.
 	_ = rlimit.RemoveMemlock()
 
-	syms, _ := readKallsyms()
-	p, err := newProbeSet()
+	var syms ksym.Names
+	if t, err := ksym.Read(); err == nil {
+		syms = t.Names // addresses hidden by kptr_restrict do not matter here
+	}
+	p, err := kernel.NewProbes()
 	if err != nil {
 		for _, kind := range []string{AttachTpBTF, AttachRawTp, AttachFentry, AttachKprobe, AttachKprobeMulti, AttachPerfEvent} {
-			r.Checks = append(r.Checks, Check{Name: kind, Kind: KindAttach, Status: StatusUnavailable, Detail: e.describe(kind, "setup", err)})
+			r.Checks = append(r.Checks, Check{Name: kind, Kind: KindAttach, Status: StatusUnavailable, Detail: e.Describe(kind, "setup", err)})
 		}
-		decide(passed(r.Checks)).apply(&r)
+		apply(kernel.Decide(passed(r.Checks)), &r)
 		return r
 	}
 	defer p.Close()
 
-	kinds := []Check{
-		p.checkTpBTF(e),
-		p.checkRawTp(e),
-		p.checkFentry(e),
-		p.checkKprobe(e),
-		p.checkKprobeMulti(e, syms),
-		p.checkPerf(e, opts.Busy, opts.SampleHz),
+	var kinds []Check
+	for _, a := range attachProbes(syms) {
+		kinds = append(kinds, attachCheck(a.Kind, p.Try(e, a)))
 	}
+	kinds = append(kinds, attachCheck(AttachPerfEvent, p.TryPerf(e, opts.Busy, opts.SampleHz)))
 	r.Checks = append(r.Checks, kinds...)
 	ok := passed(kinds)
-	r.Checks = append(r.Checks, p.checkTracepoints(e, kernelBTF, ok[AttachTpBTF], ok[AttachRawTp])...)
-	r.Checks = append(r.Checks, p.checkFunctions(e, opts.Functions, syms, ok[AttachFentry], ok[AttachKprobe])...)
-	decide(ok).apply(&r)
+	r.Checks = append(r.Checks, checkTracepoints(p, e, kernelBTF, ok[AttachTpBTF], ok[AttachRawTp])...)
+	r.Checks = append(r.Checks, checkFunctions(p, e, opts.Functions, syms, ok[AttachFentry], ok[AttachKprobe])...)
+	apply(kernel.Decide(ok), &r)
 	return r
 }
 
@@ -98,12 +113,4 @@ func passed(checks []Check) map[string]bool {
 		}
 	}
 	return ok
-}
-
-func kernelRelease() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "unknown"
-	}
-	return strings.TrimRight(string(u.Release[:]), "\x00")
 }

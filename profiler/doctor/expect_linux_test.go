@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
@@ -13,13 +14,16 @@ import (
 // expectation set (a native `make test`) it only logs.
 func assertExpected(t *testing.T, r Report) {
 	t.Helper()
-	kernel, ok := testenv.Expect("KERNEL")
+	series, ok := testenv.Expect("KERNEL")
 	if !ok {
 		t.Logf("no ZCPROF_EXPECT_KERNEL: per-kernel facts not asserted")
 		return
 	}
-	if rel := kernelRelease(); !strings.HasPrefix(rel, kernel+".") {
-		t.Fatalf("running %s, expected a %s kernel", rel, kernel)
+	if rel := kernel.Release(); !strings.HasPrefix(rel, series+".") {
+		t.Fatalf("running %s, expected a %s kernel", rel, series)
+	}
+	if want, ok := testenv.Expect("PREEMPT_RT"); ok && r.PreemptRT != (want == "1") {
+		t.Errorf("preempt_rt = %v, want %s", r.PreemptRT, want)
 	}
 	if want, ok := testenv.Expect("ACCOUNTING"); ok && r.Accounting != want {
 		t.Errorf("auto accounting = %s, want %s", r.Accounting, want)
@@ -66,11 +70,11 @@ func assertExpected(t *testing.T, r Report) {
 				t.Errorf("tracepoint %s: %s (%s; instead %q), want missing with a reason", tp.name, c.Status, c.Detail, c.Instead)
 			}
 		} else if c.Status != StatusOK {
-			t.Errorf("tracepoint %s: %s (%s), want ok on %s", tp.name, c.Status, c.Detail, kernel)
+			t.Errorf("tracepoint %s: %s (%s), want ok on %s", tp.name, c.Status, c.Detail, series)
 		}
 	}
 
-	// Key functions (KERNEL.md §12): attachable callers, functions this
+	// Key functions: attachable callers, functions this
 	// build lacks, and the copy routines the kernel refuses.
 	via := "attached (" + r.Attribution + ")"
 	for _, fn := range list("FUNCTIONS_OK") {
@@ -95,7 +99,7 @@ func assertExpected(t *testing.T, r Report) {
 	for _, fn := range KeyFunctions {
 		if !testenv.Expected("FUNCTIONS_OK", fn) && !testenv.Expected("FUNCTIONS_MISSING", fn) && !testenv.Expected("FUNCTIONS_REFUSED", fn) {
 			c, _ := r.Check(KindFunction, fn)
-			t.Logf("function %s has no expectation for %s (.ci/vmtest): %s (%s)", fn, kernel, c.Status, c.Detail)
+			t.Logf("function %s has no expectation for %s (.ci/vmtest): %s (%s)", fn, series, c.Status, c.Detail)
 		}
 	}
 }

@@ -6,16 +6,22 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/caps"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 func checkPrivileges() Check {
 	c := Check{Name: "privileges", Kind: KindFeature, Status: StatusOK, Detail: "root"}
 	if os.Geteuid() != 0 {
-		c.Detail = "CAP_BPF and CAP_PERFMON"
+		c.Detail = caps.Join(kernel.Required)
 	}
-	if err := Privileged(); err != nil {
+	if err := kernel.Privileged(); err != nil {
 		c.Status, c.Detail = StatusUnavailable, err.Error()
 		c.Instead = "every BPF check below fails with EPERM"
+	} else if missing := caps.Missing(unix.CAP_SYSLOG); len(missing) > 0 {
+		c.Status, c.Detail = StatusDegraded, c.Detail+"; CAP_SYSLOG missing: /proc/kallsyms hides kernel addresses"
+		c.Instead = "no sampled stacks (sampling attribution), no check for sendfile/splice sources that cannot splice"
 	}
 	return c
 }

@@ -1,12 +1,12 @@
 package doctor
 
-// Status of one check.
+import "github.com/zcprof/zcprof/profiler/kernel"
+
+// Status of one check (profiler/kernel's probe statuses).
 const (
-	StatusOK          = "ok"
-	StatusUnavailable = "unavailable"
-	// StatusDegraded: usable only in a weaker form (e.g. attached but never
-	// fired, or a function that shows up in stacks but cannot be attached).
-	StatusDegraded = "degraded"
+	StatusOK          = kernel.StatusOK
+	StatusUnavailable = kernel.StatusUnavailable
+	StatusDegraded    = kernel.StatusDegraded
 )
 
 // Check kinds, which are also the sections of the text report.
@@ -14,7 +14,8 @@ const (
 	KindAttach     = "attach"     // one BPF attach kind (tp_btf, fentry, ...)
 	KindFeature    = "feature"    // BTF, io_uring
 	KindTracepoint = "tracepoint" // a tracepoint zcprof uses
-	KindFunction   = "function"   // a fentry/kprobe target of KERNEL.md §12
+	KindFunction   = "function"   // a fentry/kprobe target (KeyFunctions)
+	KindPseudoFS   = "pseudofs"   // tracefs, securityfs: mounted or mountable
 )
 
 // Report is what `zcprof doctor` found on this kernel.
@@ -23,6 +24,7 @@ type Report struct {
 	CPUs              int      `json:"cpus"`
 	HZ                int      `json:"hz"`
 	IRQTimeAccounting bool     `json:"irq_time_accounting"`
+	PreemptRT         bool     `json:"preempt_rt"`
 	Settings          Settings `json:"settings"`
 	Checks            []Check  `json:"checks"`
 	// Accounting is the exact-accounting backend `auto` picks: "tp_btf",

@@ -2,25 +2,28 @@ package doctor
 
 import (
 	"errors"
-	"github.com/zcprof/zcprof/profiler/testenv"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/zcprof/zcprof/profiler/kernel"
+	"github.com/zcprof/zcprof/profiler/ksym"
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
 // TestRunOnThisKernel runs the real probes and checks them against facts
 // read independently of Run. The fentry/kprobe expectations are those of
-// the 6.18 development machines (DESIGN.md "Seen on our machines") and are
+// the 6.18 development machines (docs/known-issues.md) and are
 // only asserted there; other kernels get what ZCPROF_EXPECT_* (make
 // vmtest, docs/vmtest.md) says they give.
 func TestRunOnThisKernel(t *testing.T) {
 	requireBPF(t)
-	cfg, _, err := readKernelConfig(kernelRelease())
+	cfg, _, err := kernel.ReadConfig(kernel.Release())
 	if err != nil {
 		t.Fatalf("kernel config: %v", err)
 	}
@@ -44,24 +47,28 @@ func TestRunOnThisKernel(t *testing.T) {
 	if c := status(KindAttach, AttachPerfEvent); c.Status != StatusOK || !strings.Contains(c.Detail, "with a kernel stack") {
 		t.Errorf("perf_event: %s (%s)", c.Status, c.Detail)
 	}
-	if r.Accounting != BackendTpBTF {
+	if r.Accounting != kernel.TpBTF {
 		t.Errorf("accounting = %s, want tp_btf", r.Accounting)
 	}
-	if hz := configHZ(cfg); r.HZ <= 0 || r.HZ != hz {
+	if hz := kernel.ConfigHZ(cfg); r.HZ <= 0 || r.HZ != hz {
 		t.Errorf("HZ = %d, CONFIG_HZ = %d", r.HZ, hz)
 	}
-	if r.IRQTimeAccounting != configEnabled(cfg, "CONFIG_IRQ_TIME_ACCOUNTING") {
+	if r.IRQTimeAccounting != kernel.ConfigEnabled(cfg, "CONFIG_IRQ_TIME_ACCOUNTING") {
 		t.Errorf("IRQTimeAccounting = %v, config disagrees", r.IRQTimeAccounting)
 	}
-	if !configEnabled(cfg, "CONFIG_KPROBES") {
+	if cfg != nil && r.PreemptRT != kernel.ConfigEnabled(cfg, "CONFIG_PREEMPT_RT") {
+		t.Errorf("PreemptRT = %v, config disagrees", r.PreemptRT)
+	}
+	if !kernel.ConfigEnabled(cfg, "CONFIG_KPROBES") {
 		if c := status(KindAttach, AttachKprobe); c.Status != StatusUnavailable || !strings.Contains(c.Detail, "CONFIG_KPROBES") {
 			t.Errorf("kprobe on a kernel without CONFIG_KPROBES: %s (%s)", c.Status, c.Detail)
 		}
 	}
-	syms, err := readKallsyms()
+	tab, err := ksym.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
+	syms := tab.Names
 	if syms["tcp_sendmsg_locked"] {
 		if c := status(KindFunction, "tcp_sendmsg_locked"); c.Status == StatusUnavailable {
 			t.Errorf("tcp_sendmsg_locked is in kallsyms but reported %s (%s)", c.Status, c.Detail)
@@ -78,7 +85,7 @@ func TestRunOnThisKernel(t *testing.T) {
 		if c.Status != StatusUnavailable || !strings.Contains(c.Detail, "operation not permitted") || !strings.Contains(c.Detail, "locked down") {
 			t.Errorf("fentry on the dev kernel: %s (%s), want EPERM explained as the locked function tracer", c.Status, c.Detail)
 		}
-		if r.Attribution != BackendSampling {
+		if r.Attribution != kernel.Sampling {
 			t.Errorf("attribution = %s, want sampling", r.Attribution)
 		}
 		if c := status(KindFunction, "_copy_from_iter"); c.Status != StatusDegraded || !strings.Contains(c.Detail, "not tried") {
@@ -94,34 +101,25 @@ func TestRunOnThisKernel(t *testing.T) {
 	}
 	// A second Run must not leave more fds open than the first (links,
 	// perf events, maps): the first one warmed up the runtime's netpoller.
-	before := openFDs(t)
+	before := testenv.OpenFDs(t)
 	Run(Options{Busy: 20 * time.Millisecond})
-	if after := openFDs(t); after != before {
+	if after := testenv.OpenFDs(t); after != before {
 		t.Errorf("open fds: %d before a Run, %d after", before, after)
 	}
 }
 
-func openFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
-// devMachine: the 6.18 development/CI kernels of DESIGN.md.
+// devMachine: the 6.18 development/CI kernels (docs/known-issues.md).
 func devMachine(cfg map[string]string) bool {
-	return strings.HasPrefix(kernelRelease(), "6.18") && !configEnabled(cfg, "CONFIG_KPROBES")
+	return strings.HasPrefix(kernel.Release(), "6.18") && !kernel.ConfigEnabled(cfg, "CONFIG_KPROBES")
 }
 
 func TestSelectAccounting(t *testing.T) {
 	requireBPF(t)
-	s, err := SelectAccounting()
+	s, err := kernel.SelectAccounting()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Backend != BackendTpBTF || len(s.Unavailable) != 0 {
+	if s.Backend != kernel.TpBTF || len(s.Unavailable) != 0 {
 		t.Errorf("SelectAccounting = %+v, want tp_btf with nothing skipped", s)
 	}
 	if left := leftoverPrograms(t); len(left) > 0 {
@@ -152,7 +150,7 @@ func leftoverPrograms(t *testing.T) []string {
 			}
 			info, err := prog.Info()
 			prog.Close()
-			if err == nil && strings.HasPrefix(info.Name, probePrefix) {
+			if err == nil && strings.HasPrefix(info.Name, kernel.ProbePrefix) {
 				left = append(left, info.Name)
 			}
 		}

@@ -11,9 +11,10 @@ import (
 // sections orders the check kinds in the text report.
 var sections = []struct{ kind, title string }{
 	{KindFeature, "Features"},
+	{KindPseudoFS, "Pseudo-filesystems"},
 	{KindAttach, "Attach kinds"},
 	{KindTracepoint, "Tracepoints"},
-	{KindFunction, "Functions (fentry/kprobe targets, KERNEL.md §12)"},
+	{KindFunction, "Functions (fentry/kprobe targets)"},
 }
 
 // WriteText writes the report as aligned tables, one per section, then the
@@ -24,7 +25,11 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.IRQTimeAccounting {
 		irq = "yes"
 	}
-	fmt.Fprintf(tw, "Kernel %s, %d CPUs, HZ=%d, IRQ time accounting: %s\n", r.Kernel, r.CPUs, r.HZ, irq)
+	rt := ""
+	if r.PreemptRT {
+		rt = ", PREEMPT_RT"
+	}
+	fmt.Fprintf(tw, "Kernel %s%s, %d CPUs, HZ=%d, IRQ time accounting: %s\n", r.Kernel, rt, r.CPUs, r.HZ, irq)
 
 	s := r.Settings
 	fmt.Fprintf(tw, "\nSettings\n")

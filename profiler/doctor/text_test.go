@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 func sampleReport() Report {
@@ -20,7 +22,7 @@ func sampleReport() Report {
 			{Name: "_copy_to_iter", Kind: KindFunction, Status: StatusDegraded, Detail: "in /proc/kallsyms; not tried"},
 		},
 	}
-	decide(passed(r.Checks)).apply(&r)
+	apply(kernel.Decide(passed(r.Checks)), &r)
 	return r
 }
 
@@ -57,7 +59,7 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"kernel", "cpus", "hz", "irq_time_accounting", "settings", "checks", "accounting", "attribution", "unavailable"} {
+	for _, key := range []string{"kernel", "cpus", "hz", "irq_time_accounting", "preempt_rt", "settings", "checks", "accounting", "attribution", "unavailable"} {
 		if _, ok := doc[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, b)
 		}

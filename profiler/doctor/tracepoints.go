@@ -1,9 +1,9 @@
 package doctor
 
 import (
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
-	"github.com/cilium/ebpf/link"
+
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 // tracepoint is one tracepoint zcprof uses and what it does without it.
@@ -13,7 +13,8 @@ type tracepoint struct {
 	instead string
 }
 
-// Tracepoints lists the tracepoints zcprof uses (DESIGN.md, KERNEL.md §9).
+// Tracepoints lists the tracepoints zcprof uses (docs/architecture.md,
+// "Kernel facts the code relies on").
 var tracepoints = []tracepoint{
 	{name: "sched_switch", instead: "no exact accounting: on-CPU time cannot be measured"},
 	{name: "sys_enter", instead: "no per-path syscall split"},
@@ -25,7 +26,7 @@ var tracepoints = []tracepoint{
 	{name: "sched_process_fork", instead: "threads started during a profile are not followed"},
 	{name: "sched_process_exit", instead: "exiting threads are not flushed when they exit"},
 	{name: "sched_process_exec", instead: "comm changes on exec are not seen"},
-	{name: "tcp_sendmsg_locked", since: "6.16", instead: "per-send class from net_dev_start_xmit skb flags and syscall arguments (KERNEL.md §9.2)"},
+	{name: "tcp_sendmsg_locked", since: "6.16", instead: "per-send class from net_dev_start_xmit skb flags and syscall arguments"},
 	{name: "sock_send_length", since: "6.3", instead: "bytes per send from syscall return values"},
 	{name: "sock_recv_length", since: "6.3", instead: "bytes per receive from syscall return values"},
 	{name: "net_dev_start_xmit", instead: "no per-skb zero-copy flags on transmit"},
@@ -38,13 +39,13 @@ var tracepoints = []tracepoint{
 // checkTracepoints looks up btf_trace_<name> in the kernel's BTF, then
 // really attaches: tp_btf when that works, raw_tp otherwise. An attach is
 // cheap (one trampoline or probe, detached at once).
-func (p *probeSet) checkTracepoints(e env, kernel *btf.Spec, tpBTF, rawTP bool) []Check {
+func checkTracepoints(p *kernel.Probes, e kernel.Env, spec *btf.Spec, tpBTF, rawTP bool) []Check {
 	var out []Check
 	for _, tp := range tracepoints {
 		c := Check{Name: tp.name, Kind: KindTracepoint, Status: StatusUnavailable, Instead: tp.instead}
-		if kernel != nil {
+		if spec != nil {
 			var fn *btf.Typedef
-			if err := kernel.TypeByName("btf_trace_"+tp.name, &fn); err != nil {
+			if err := spec.TypeByName("btf_trace_"+tp.name, &fn); err != nil {
 				c.Detail = "not in this kernel (no btf_trace_" + tp.name + " in BTF)"
 				if tp.since != "" {
 					c.Detail += "; added in " + tp.since
@@ -59,12 +60,12 @@ func (p *probeSet) checkTracepoints(e env, kernel *btf.Spec, tpBTF, rawTP bool) 
 		}
 		switch {
 		case tpBTF || rawTP:
-			if why := p.attachTracepoint(e, method, tp.name); why != "" {
+			if why := p.AttachTracepoint(e, method, tp.name); why != "" {
 				c.Detail = why
 			} else {
 				c.Status, c.Detail, c.Instead = StatusOK, "attached ("+method+")", ""
 			}
-		case kernel != nil:
+		case spec != nil:
 			c.Status, c.Detail = StatusDegraded, "in BTF; not attached: neither tp_btf nor raw_tp works"
 		default:
 			c.Detail = "not tried: no BTF, and neither tp_btf nor raw_tp works"
@@ -72,17 +73,4 @@ func (p *probeSet) checkTracepoints(e env, kernel *btf.Spec, tpBTF, rawTP bool) 
 		out = append(out, c)
 	}
 	return out
-}
-
-// attachTracepoint attaches and detaches a probe on tracepoint name with
-// tp_btf or raw_tp. It returns "" on success, else the reason.
-func (p *probeSet) attachTracepoint(e env, kind, name string) string {
-	if kind == AttachTpBTF {
-		return p.attachOne(e, kind, progTpAny, name, func(prog *ebpf.Program) (link.Link, error) {
-			return link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
-		})
-	}
-	return p.attachOne(e, kind, progRawTp, "", func(prog *ebpf.Program) (link.Link, error) {
-		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: prog})
-	})
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Sampled is a sampling backend running beside the exact one, for the
-// copy shares inside exact callers (KERNEL.md §12: the copy routines
+// copy shares inside exact callers (distro kernels: the copy routines
 // cannot be attached on distro kernels).
 type Sampled struct {
 	Backend attrib.Backend

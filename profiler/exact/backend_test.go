@@ -8,13 +8,14 @@ import (
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // An interval of one sender thread (gen 7) whose write() ran NET_RX, plus
 // a system row, with the function deltas BPF would have recorded.
 func fixtureInterval() (profiler.Interval, *Snapshot) {
-	task := profiler.PathCtx{Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
-	netrx := profiler.PathCtx{Path: profiler.PathTxWrite, Ctx: profiler.CtxSoftirqNetRx}
+	task := profiler.PathCtx{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}
+	netrx := profiler.PathCtx{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxSoftirqNetRx}
 	iv := profiler.Interval{
 		Threads: []profiler.ThreadDelta{{
 			Info: profiler.ThreadInfo{Gen: 7, TID: 100, TGID: 100},
@@ -24,7 +25,7 @@ func fixtureInterval() (profiler.Interval, *Snapshot) {
 			},
 		}},
 		System: map[profiler.PathCtx]profiler.Counter{
-			{Path: profiler.PathSysKsoftirqd, Ctx: profiler.CtxSoftirqNetRx}: {Calls: 2, NS: 300_000},
+			{Path: taxonomy.PathSysKsoftirqd, Ctx: taxonomy.CtxSoftirqNetRx}: {Calls: 2, NS: 300_000},
 		},
 	}
 	key := func(gen uint32, pc profiler.PathCtx, id uint8) FuncKey {
@@ -33,7 +34,7 @@ func fixtureInterval() (profiler.Interval, *Snapshot) {
 	d := &Snapshot{Stats: map[FuncKey]Stat{
 		key(7, task, FuncTCPSendmsgLocked): {Calls: 10, NS: 4_000_000, Bytes: 640 << 10},
 		key(7, netrx, FuncSkbCopyUbufs):    {Calls: 5, NS: 500_000, Bytes: 320 << 10},
-		key(0, profiler.PathCtx{Path: profiler.PathSysKsoftirqd, Ctx: profiler.CtxSoftirqNetRx}, FuncSkbCopyUbufs): {Calls: 1, NS: 100_000, Bytes: 64 << 10},
+		key(0, profiler.PathCtx{Path: taxonomy.PathSysKsoftirqd, Ctx: taxonomy.CtxSoftirqNetRx}, FuncSkbCopyUbufs): {Calls: 1, NS: 100_000, Bytes: 64 << 10},
 	}}
 	return iv, d
 }
@@ -41,16 +42,16 @@ func fixtureInterval() (profiler.Interval, *Snapshot) {
 func TestSplitInterval(t *testing.T) {
 	iv, d := fixtureInterval()
 	stacks := map[profiler.Key]map[string]uint64{
-		{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}: {
+		{Gen: 7, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}: {
 			sendPrefix + ";_copy_from_iter": 3,
 			sendPrefix + ";tcp_push":        1,
 		},
 	}
 	got := splitInterval(iv, d, attachedExcept(FuncCopyFromIter), stacks, classifyStub)
 
-	tk := profiler.Key{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
-	nk := profiler.Key{Gen: 7, Path: profiler.PathTxWrite, Ctx: profiler.CtxSoftirqNetRx}
-	sk := profiler.Key{Gen: 0, Path: profiler.PathSysKsoftirqd, Ctx: profiler.CtxSoftirqNetRx}
+	tk := profiler.Key{Gen: 7, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}
+	nk := profiler.Key{Gen: 7, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxSoftirqNetRx}
+	sk := profiler.Key{Gen: 0, Path: taxonomy.PathSysKsoftirqd, Ctx: taxonomy.CtxSoftirqNetRx}
 	if len(got) != 3 {
 		t.Fatalf("keys %v, want the sender's task and NET_RX keys and the system row", got)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/doctor"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
@@ -191,7 +192,7 @@ func TestRefusedCleanly(t *testing.T) {
 func TestAutoBackend(t *testing.T) {
 	requireBPF(t)
 	sess := openSession(t)
-	b, skipped, err := attrib.Open(sess, attrib.Options{Backend: "auto"})
+	b, skipped, err := attrib.Open(sess, attrib.Options{Backend: "auto"}, ladder())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestForcedBackend(t *testing.T) {
 	for _, mode := range []string{ModeFentry, ModeKprobe} {
 		t.Run(mode, func(t *testing.T) {
 			sess := openSession(t)
-			b, _, err := attrib.Open(sess, attrib.Options{Backend: mode})
+			b, _, err := attrib.Open(sess, attrib.Options{Backend: mode}, ladder())
 			if err == nil {
 				defer b.Close()
 				if b.Name() != mode {
@@ -348,7 +349,7 @@ func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Con
 }
 
 // fn is a function's figures under one key.
-func (m measured) fn(gen uint32, id uint8, path profiler.Path, ctx profiler.Ctx) Stat {
+func (m measured) fn(gen uint32, id uint8, path taxonomy.Path, ctx taxonomy.Ctx) Stat {
 	return m.fx.Stats[FuncKey{Key: profiler.Key{Gen: gen, Path: path, Ctx: ctx}, Func: id}]
 }
 
@@ -409,8 +410,8 @@ func TestExactWriteRead(t *testing.T) {
 			if m.fx.Lost != (Lost{}) {
 				t.Errorf("calls not measured: %+v", m.fx.Lost)
 			}
-			sk := profiler.Key{Gen: m.snd, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
-			rk := profiler.Key{Gen: m.rcv, Path: profiler.PathRxRead, Ctx: profiler.CtxTask}
+			sk := profiler.Key{Gen: m.snd, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}
+			rk := profiler.Key{Gen: m.rcv, Path: taxonomy.PathRxRead, Ctx: taxonomy.CtxTask}
 
 			// Bytes are exact: every byte sent went through one
 			// tcp_sendmsg_locked of the sender's write(), every byte
@@ -451,7 +452,7 @@ func TestExactWriteRead(t *testing.T) {
 			// the sender runs the receive softirq inside
 			// tcp_sendmsg_locked and blocks in it when the socket buffer
 			// is full; neither may count.
-			if netrx := m.tasks[profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: profiler.CtxSoftirqNetRx}]; netrx == 0 {
+			if netrx := m.tasks[profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: taxonomy.CtxSoftirqNetRx}]; netrx == 0 {
 				t.Errorf("no NET_RX softirq in the sender's write(): the interrupt-removal check is void")
 			}
 			within(t, "tcp_sendmsg_locked", tsl.NS, m.tasks[sk])
@@ -491,7 +492,7 @@ func TestExactMsgZerocopy(t *testing.T) {
 			cfg := workload.Config{Method: workload.MethodMsgZerocopy, Size: 64 << 10, Bytes: transferBytes(),
 				SenderCPU: -1, ReceiverCPU: -1}
 			m := transfer(t, sess, tr, cfg)
-			sk := profiler.Key{Gen: m.snd, Path: profiler.PathTxMsgZerocopy, Ctx: profiler.CtxTask}
+			sk := profiler.Key{Gen: m.snd, Path: taxonomy.PathTxMsgZerocopy, Ctx: taxonomy.CtxTask}
 
 			// Every byte was pinned in the sender's sendmsg...
 			if szis := m.fn(m.snd, FuncSkbZerocopyIterStream, sk.Path, sk.Ctx); szis.Bytes != uint64(cfg.Bytes) {
@@ -500,7 +501,7 @@ func TestExactMsgZerocopy(t *testing.T) {
 			if mzr := m.fn(m.snd, FuncMsgZerocopyRealloc, sk.Path, sk.Ctx); mzr.Bytes != uint64(cfg.Bytes) {
 				t.Errorf("msg_zerocopy_realloc covered %d bytes, want %d", mzr.Bytes, cfg.Bytes)
 			}
-			// ...and copied again on local delivery (KERNEL.md §4.3),
+			// ...and copied again on local delivery (skb_copy_ubufs),
 			// mostly in the sender's own NET_RX softirq.
 			// Exactly once per byte, unless TCP retransmitted (seen on
 			// 6.12 under emulation: one 64 KiB skb copied twice), or the
@@ -520,7 +521,7 @@ func TestExactMsgZerocopy(t *testing.T) {
 			case scu.Bytes < uint64(cfg.Bytes) || (m.retrans == 0 && scu.Bytes != uint64(cfg.Bytes)):
 				t.Errorf("skb_copy_ubufs copied %d bytes, want %d (%d TCP retransmissions meanwhile, nothing lost)", scu.Bytes, cfg.Bytes, m.retrans)
 			}
-			nk := profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: profiler.CtxSoftirqNetRx}
+			nk := profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: taxonomy.CtxSoftirqNetRx}
 			own := m.fn(m.snd, FuncSkbCopyUbufs, nk.Path, nk.Ctx)
 			if own.Calls == 0 {
 				t.Errorf("no skb_copy_ubufs in the sender's NET_RX: %+v", scu)
@@ -567,7 +568,7 @@ func TestCopyShareCombination(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			sess := openSession(t)
 			modes, _ := expectedModes()
-			ab, _, err := attrib.Open(sess, attrib.Options{Backend: mode})
+			ab, _, err := attrib.Open(sess, attrib.Options{Backend: mode}, ladder())
 			if err != nil {
 				if slices.Contains(modes, mode) {
 					t.Fatal(err)
@@ -626,7 +627,7 @@ func TestCopyShareCombination(t *testing.T) {
 			}
 			iv := profiler.Delta(s0, s1)
 			cats := b.Categories(iv, r0, r1)
-			sk := profiler.Key{Gen: gen, Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}
+			sk := profiler.Key{Gen: gen, Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}
 			tsl := Delta(r0.(*Reading).FX, r1.(*Reading).FX).Stats[FuncKey{Key: sk, Func: FuncTCPSendmsgLocked}]
 			var copyTx, tcpTx report.Category
 			for _, c := range cats[sk] {
@@ -657,7 +658,7 @@ func TestCopyShareCombination(t *testing.T) {
 // and on 6.5+ (MSG_SPLICE_PAGES) filemap_splice_read, splice_to_socket,
 // tcp_sendmsg_locked and skb_splice_from_iter, nested in that order. On
 // 6.12 skb_splice_from_iter has a fourth argument that 6.18 dropped
-// (KERNEL.md §10): its byte count comes from bpf_get_func_ret either way.
+// (6.12 to 6.18): its byte count comes from bpf_get_func_ret either way.
 func TestExactSendfile(t *testing.T) {
 	requireBPF(t)
 	for _, mode := range modesToTest() {
@@ -667,7 +668,7 @@ func TestExactSendfile(t *testing.T) {
 			cfg := workload.Config{Method: workload.MethodSendfile, Size: 64 << 10, Bytes: transferBytes(),
 				SenderCPU: -1, ReceiverCPU: -1}
 			m := transfer(t, sess, tr, cfg)
-			p, c := profiler.PathTxSendfile, profiler.CtxTask
+			p, c := taxonomy.PathTxSendfile, taxonomy.CtxTask
 			get := func(id uint8) Stat { return m.fn(m.snd, id, p, c) }
 			want := uint64(cfg.Bytes)
 			if dsd := get(FuncDoSpliceDirect); dsd.Bytes != want {
@@ -739,3 +740,7 @@ func nested(childNS, ownNS uint64) bool {
 	d := max(childNS, ownNS) - min(childNS, ownNS)
 	return d <= 20_000+ownNS/100
 }
+
+// ladder is what profiler/backends wires (that package imports this one):
+// this package's rungs, then the sampler.
+func ladder() []attrib.Rung { return append(Rungs(), attrib.SamplingRung()) }

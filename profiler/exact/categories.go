@@ -10,7 +10,7 @@ import (
 
 // copyInside says which copy routine does the copy inside an exact caller
 // and which category that copy is. When the routine is not attached (all
-// distro kernels, KERNEL.md §12), the caller's self time is split by the
+// distro kernels), the caller's self time is split by the
 // sampled share of its stacks that are in the copy.
 var copyInside = []struct {
 	caller, routine uint8

@@ -55,7 +55,7 @@ func TestSplitReceiveExact(t *testing.T) {
 	}
 }
 
-// The combination of DESIGN.md: copy.tx = tcp_sendmsg_locked's exact self
+// The combination of exact and sampled figures: copy.tx = tcp_sendmsg_locked's exact self
 // time x the sampled copy share of it, when _copy_from_iter is refused.
 func TestSplitCopyShareFromSampling(t *testing.T) {
 	in := KeyInput{

@@ -1,12 +1,3 @@
-// Package exact is the function-exact attribution backend: fentry/fexit
-// (falling back to kprobe/kretprobe) on the key kernel functions of
-// KERNEL.md §8 and §12, with exact inclusive time (interrupts and off-CPU
-// time removed), calls and bytes per thread generation, path, context and
-// function (bpf/funcexact.bpf.c). Each function is loaded and attached on
-// its own, so a refused function loses only itself, with the kernel's
-// reason. Self times map onto the categories of DESIGN.md; where a copy
-// routine cannot be attached (Debian's 6.1/6.12 refuse _copy_from_iter),
-// the copy's share of its exact caller comes from sampled stacks.
 package exact
 
 import "github.com/zcprof/zcprof/profiler/attrib"
@@ -27,7 +18,7 @@ type Function struct {
 	// many.
 	MinArgs int
 	// Copy marks the iov_iter copy routines, which distro kernels refuse
-	// (KERNEL.md §12: fentry EBUSY, kprobe not found).
+	// (fentry EBUSY, kprobe not found).
 	Copy bool
 }
 

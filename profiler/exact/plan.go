@@ -7,13 +7,14 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
 // Modes: how the functions are attached.
 const (
-	ModeFentry = "fentry" // fentry/fexit: BPF trampolines, needs BTF
-	ModeKprobe = "kprobe" // kprobe/kretprobe: needs CONFIG_KPROBES
+	ModeFentry = kernel.Fentry // fentry/fexit: BPF trampolines, needs BTF
+	ModeKprobe = kernel.Kprobe // kprobe/kretprobe: needs CONFIG_KPROBES
 )
 
 // KernelInfo is what the running kernel has, for Plan.

@@ -39,7 +39,7 @@ func TestPlanEverythingPresent(t *testing.T) {
 
 func TestPlanSkipsWithReasons(t *testing.T) {
 	k := kernelLike(6)
-	// 6.1: no splice_to_socket (pre-6.5, KERNEL.md §12).
+	// 6.1: no splice_to_socket (it came with MSG_SPLICE_PAGES in 6.5).
 	delete(k.Symbols, "splice_to_socket")
 	// A static function present twice (two BTF functions of one name).
 	k.BTFArgs["simple_copy_to_iter"] = []int{4, 4}
@@ -123,7 +123,7 @@ func TestFunctionTable(t *testing.T) {
 	if len(Functions) != int(numFuncs) {
 		t.Errorf("%d functions, enum has %d", len(Functions), numFuncs)
 	}
-	// The iov_iter copy routines are flagged (KERNEL.md §12).
+	// The iov_iter copy routines are flagged (refused on distro kernels).
 	for _, n := range []string{"_copy_from_iter", "_copy_to_iter"} {
 		if f, _ := ByName(n); !f.Copy {
 			t.Errorf("%s not flagged as a copy routine", n)

@@ -7,20 +7,26 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
-// The function-exact backends register with attrib, which does not import
-// this package: a binary gets them by importing it (cmd/zcprof does).
-func init() {
-	probe := sync.OnceValues(doctor.SelectAttribution) // once per process
-	attrib.Register(attrib.NameFentry, starter(ModeFentry, probe))
-	attrib.Register(attrib.NameKprobe, starter(ModeKprobe, probe))
+// probeOnce is doctor's cheap attach check, run at most once per process.
+var probeOnce = sync.OnceValues(kernel.SelectAttribution)
+
+// Rungs are the function-exact backends for attrib.Open, in the ladder's
+// order: fentry, then kprobe. attrib cannot import this package (it
+// imports attrib); profiler/backends puts these rungs and the sampler's
+// together.
+func Rungs() []attrib.Rung {
+	return []attrib.Rung{
+		{Name: attrib.NameFentry, Start: starter(ModeFentry, probeOnce)},
+		{Name: attrib.NameKprobe, Start: starter(ModeKprobe, probeOnce)},
+	}
 }
 
 // Prober is doctor's cheap check (one trivial program per attach kind):
 // `auto` asks it before loading 16 functions it would only see refused.
-type Prober func() (doctor.Selection, error)
+type Prober func() (kernel.Selection, error)
 
 // refusedByProbe returns doctor's reason when its probe says mode cannot
 // work here ("" when it may, or when the probe itself could not run: then
@@ -34,8 +40,8 @@ func refusedByProbe(mode string, probe Prober) string {
 }
 
 // starter attaches mode, with a sampler beside it for the copy shares of
-// callers whose copy routine is refused (all distro kernels, KERNEL.md
-// §12). Without a sampler the backend still runs, and says so. Under
+// callers whose copy routine is refused (all distro kernels refuse
+// _copy_from_iter and _copy_to_iter). Without a sampler the backend still runs, and says so. Under
 // auto, a mode doctor's probe refused fails at once with its reason; a
 // mode asked for by name is always attached for real.
 func starter(mode string, probe Prober) attrib.Starter {

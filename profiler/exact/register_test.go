@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	"github.com/zcprof/zcprof/profiler/attrib"
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 // Under auto, a rung doctor's probe refused fails at once with doctor's
 // reason, without loading anything (no session is even needed).
 func TestStarterAutoFollowsProbe(t *testing.T) {
-	sel := doctor.Selection{Backend: "sampling", Unavailable: map[string]string{"fentry": whyFentry,
+	sel := kernel.Selection{Backend: "sampling", Unavailable: map[string]string{"fentry": whyFentry,
 		"kprobe": "kprobe: attach failed: no such file or directory (kernel built without CONFIG_KPROBES)"}}
-	probe := func() (doctor.Selection, error) { return sel, nil }
+	probe := func() (kernel.Selection, error) { return sel, nil }
 	for _, mode := range []string{ModeFentry, ModeKprobe} {
 		for _, requested := range []string{"auto", ""} {
 			b, err := starter(mode, probe)(nil, attrib.Options{Backend: requested})
@@ -25,10 +25,10 @@ func TestStarterAutoFollowsProbe(t *testing.T) {
 }
 
 func TestRefusedByProbe(t *testing.T) {
-	ok := func() (doctor.Selection, error) { return doctor.Selection{Backend: "fentry"}, nil }
-	broken := func() (doctor.Selection, error) { return doctor.Selection{}, errors.New("read probe programs: boom") }
-	kprobeOnly := func() (doctor.Selection, error) {
-		return doctor.Selection{Backend: "kprobe", Unavailable: map[string]string{"fentry": whyFentry}}, nil
+	ok := func() (kernel.Selection, error) { return kernel.Selection{Backend: "fentry"}, nil }
+	broken := func() (kernel.Selection, error) { return kernel.Selection{}, errors.New("read probe programs: boom") }
+	kprobeOnly := func() (kernel.Selection, error) {
+		return kernel.Selection{Backend: "kprobe", Unavailable: map[string]string{"fentry": whyFentry}}, nil
 	}
 	for _, c := range []struct {
 		mode  string

@@ -6,6 +6,7 @@ import (
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 var (
@@ -114,11 +115,11 @@ func addTo(m map[string]map[uint8]Stat, path string, id uint8, s Stat) {
 
 // reportPath mirrors where the report lists a key's time (attrib's rule).
 func reportPath(k profiler.Key) string {
-	if k.Ctx != profiler.CtxTask {
+	if k.Ctx != taxonomy.CtxTask {
 		return k.Ctx.String()
 	}
 	if k.Path.String() == "unknown" {
-		return profiler.PathOther.String()
+		return taxonomy.PathOther.String()
 	}
 	return k.Path.String()
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // A stand-in for the sampling backend's rule table: the copy leaf of
-// KERNEL.md §9.4 is copy.tx, anything else tcp.tx.
+// the copy signature is copy.tx, anything else tcp.tx.
 func classifyStub(stack string) string {
 	if strings.Contains(stack, "_copy_from_iter") || strings.HasSuffix(stack, "rep_movs_alternative") {
 		return attrib.CopyTx

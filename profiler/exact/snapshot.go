@@ -5,6 +5,7 @@ import (
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
 // FuncKey addresses one function's figures: the accounting key it ran
@@ -72,7 +73,7 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 		for _, v := range perCPU {
 			s = s.add(Stat{v.Calls, v.Ns, v.ChildNs, v.Bytes})
 		}
-		key := FuncKey{Key: profiler.Key{Gen: k.Gen, Path: profiler.Path(k.Path), Ctx: profiler.Ctx(k.Ctx)}, Func: k.Func}
+		key := FuncKey{Key: profiler.Key{Gen: k.Gen, Path: taxonomy.Path(k.Path), Ctx: taxonomy.Ctx(k.Ctx)}, Func: k.Func}
 		snap.Stats[key] = snap.Stats[key].add(s)
 	}
 	if err := it.Err(); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/zcprof/zcprof/bpf"
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 // Host is the accounting session whose maps the tracer reads (thread
@@ -152,7 +152,7 @@ func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
 		}
 		repl[name] = m
 	}
-	rawTP := h.Backend() == "raw_tp"
+	rawTP := h.Backend() == kernel.RawTp
 	prefix := "fxb_"
 	if rawTP {
 		prefix = "fxr_"
@@ -163,7 +163,7 @@ func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
 	}
 	coll, err := loadOnly(spec, names, repl)
 	if err != nil {
-		return fmt.Errorf("function-exact clock programs: load: %v", shortError(err))
+		return fmt.Errorf("function-exact clock programs: load: %v", bpf.ShortError(err))
 	}
 	t.clock = coll
 	for _, p := range clockPoints {
@@ -175,7 +175,7 @@ func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
 			l, err = link.AttachTracing(link.TracingOptions{Program: prog})
 		}
 		if err != nil {
-			return fmt.Errorf("function-exact clock programs: attach %s: %v", p.tracepoint, shortError(err))
+			return fmt.Errorf("function-exact clock programs: attach %s: %v", p.tracepoint, bpf.ShortError(err))
 		}
 		t.links = append(t.links, l)
 		t.progs = append(t.progs, prog)
@@ -200,7 +200,7 @@ func (t *Tracer) attachFunction(spec *ebpf.CollectionSpec, h Host, f Function) s
 	}
 	coll, err := loadOnly(spec, []string{entry, exit}, repl)
 	if err != nil {
-		return doctor.Describe(t.mode, "load", shortError(err))
+		return kernel.Describe(t.mode, "load", bpf.ShortError(err))
 	}
 	var links []link.Link
 	for _, name := range []string{exit, entry} {
@@ -210,7 +210,7 @@ func (t *Tracer) attachFunction(spec *ebpf.CollectionSpec, h Host, f Function) s
 				l.Close()
 			}
 			coll.Close()
-			return doctor.Describe(t.mode, "attach", err)
+			return kernel.Describe(t.mode, "attach", err)
 		}
 		links = append(links, l)
 	}
@@ -283,15 +283,6 @@ func loadOnly(spec *ebpf.CollectionSpec, names []string, repl map[string]*ebpf.M
 		}
 	}
 	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
-}
-
-// shortError keeps the first line of a verifier log.
-func shortError(err error) error {
-	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("%s", strings.SplitN(ve.Error(), "\n", 2)[0])
-	}
-	return err
 }
 
 // summarize makes the one-line reason of a wholesale refusal: the common

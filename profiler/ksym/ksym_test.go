@@ -119,3 +119,21 @@ func TestReadLive(t *testing.T) {
 		}
 	}
 }
+
+func TestAddrs(t *testing.T) {
+	in := sample + "ffffffff83000000 B ptype_all\n" +
+		"0000000000000000 D net_hotdata\n" +
+		"ffffffffc0a02000 t copy_splice_read\t[some_module]\n"
+	got := addrsFrom(strings.NewReader(in), map[string]string{
+		"tcp_sendmsg":      "Tt",
+		"tcp_sendmsg_data": "Tt", // a data symbol where text is wanted
+		"ptype_all":        "DdBb",
+		"net_hotdata":      "DdBb", // hidden by kptr_restrict
+		"copy_splice_read": "Tt",   // only in a module
+		"absent":           "Tt",
+	})
+	want := map[string]uint64{"tcp_sendmsg": 0xffffffff8206d900, "ptype_all": 0xffffffff83000000}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("addrsFrom = %x, want %x", got, want)
+	}
+}

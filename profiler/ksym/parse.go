@@ -1,16 +1,21 @@
-// Package ksym reads /proc/kallsyms: the set of kernel function names (for
-// doctor's attach checks) and an address-sorted table of text symbols that
-// symbolizes kernel stacks (for the sampling backend).
+// Package ksym is zcprof's one reader of /proc/kallsyms: the set of kernel
+// function names (for doctor's attach checks), an address-sorted table of
+// text symbols that symbolizes kernel stacks (for the sampling backend),
+// and the addresses of named vmlinux symbols (Addrs, for the byte-class
+// object's constants).
 package ksym
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/caps"
 )
 
 // Path is where the kernel publishes its symbols.
@@ -46,39 +51,28 @@ func Read() (*Table, error) {
 	return Parse(f)
 }
 
-// Parse reads "addr type name [module]" lines. Addresses may be zeroed by
+// Parse reads "addr type name [module]" lines (scan). Addresses may be zeroed by
 // kptr_restrict; the names are still complete.
 func Parse(r io.Reader) (*Table, error) {
 	t := &Table{Names: Names{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 3 {
-			continue
-		}
-		switch f[1] {
+	err := scan(r, func(l line) {
+		switch l.typ {
 		case "T", "t", "W", "w":
 		default:
-			continue
+			return
 		}
-		t.Names[f[2]] = true
-		addr, err := strconv.ParseUint(f[0], 16, 64)
-		if err != nil {
-			continue
+		t.Names[l.name] = true
+		if !l.addrOK {
+			return
 		}
 		t.total++
-		if addr == 0 {
+		if l.addr == 0 {
 			t.zeroed++
-			continue
+			return
 		}
-		s := Symbol{Addr: addr, Name: f[2]}
-		if len(f) > 3 {
-			s.Module = strings.Trim(f[3], "[]")
-		}
-		t.syms = append(t.syms, s)
-	}
-	if err := sc.Err(); err != nil {
+		t.syms = append(t.syms, Symbol{Addr: l.addr, Name: l.name, Module: l.module})
+	})
+	if err != nil {
 		return nil, err
 	}
 	sort.SliceStable(t.syms, func(i, j int) bool { return t.syms[i].Addr < t.syms[j].Addr })
@@ -87,7 +81,7 @@ func Parse(r io.Reader) (*Table, error) {
 }
 
 // collapseAliases keeps one name per address: memcpy, __memcpy and
-// __pi_memcpy share one (KERNEL.md §11.12), and a stable choice keeps
+// __pi_memcpy share one (docs/known-issues.md), and a stable choice keeps
 // recorded fixtures comparable across runs.
 func collapseAliases(syms []Symbol) []Symbol {
 	out := syms[:0]
@@ -123,9 +117,24 @@ func (t *Table) Addressable() error {
 		return fmt.Errorf("%s lists no text symbols", Path)
 	}
 	if len(t.syms) == 0 {
-		return fmt.Errorf("%s shows every address as 0: kernel.kptr_restrict hides them (run as root with kptr_restrict <= 1, e.g. sysctl kernel.kptr_restrict=1)", Path)
+		return fmt.Errorf("%s shows every address as 0: %s", Path, hiddenWhy())
 	}
 	return nil
+}
+
+// hiddenWhy says why kallsyms hides addresses from this process, after the
+// kernel's kallsyms_show_value: kptr_restrict=2 hides them from everyone;
+// otherwise the reader needs CAP_SYSLOG (kptr_restrict=0 also shows them
+// to all when perf_event_paranoid <= 1).
+func hiddenWhy() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/kptr_restrict")
+	if strings.TrimSpace(string(b)) == "2" {
+		return "kernel.kptr_restrict=2 hides them from everyone (sysctl kernel.kptr_restrict=1)"
+	}
+	if !caps.Effective(unix.CAP_SYSLOG) {
+		return "reading kernel addresses needs CAP_SYSLOG, which this process lacks"
+	}
+	return "kernel.kptr_restrict hides them (sysctl kernel.kptr_restrict=1)"
 }
 
 // Len is the number of distinct symbol addresses.
@@ -143,3 +152,5 @@ func (n Names) WithPrefix(prefix string) []string {
 	sort.Strings(out)
 	return out
 }
+
+func parseAddr(s string) (uint64, error) { return strconv.ParseUint(s, 16, 64) }

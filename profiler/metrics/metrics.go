@@ -32,6 +32,7 @@ type Exporter struct {
 	bpf     prometheus.Counter
 	events  prometheus.Counter
 	docs    prometheus.Counter
+	mapFull *prometheus.CounterVec
 
 	mu      sync.Mutex
 	max     int
@@ -52,7 +53,7 @@ func New(max int) *Exporter {
 	e.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_syscall_bytes_total",
 		Help: "Bytes the syscalls of each path returned."}, []string{"process", "path"})
 	e.classes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_bytes_total",
-		Help: "Socket bytes by path and byte class: copied, spliced, pinned, deferred_copied (tx); rx_copied, mapped (rx)."},
+		Help: "Socket bytes by path and byte class: copied, spliced, pinned, deferred_copied (tx); rx_copied, mapped, rx_spliced, rx_discarded (rx)."},
 		[]string{"process", "path", "class"})
 	e.system = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_system_cpu_seconds_total",
 		Help: "Interrupt time while no target ran (system.idle, system.ksoftirqd, system.other_task) by context."},
@@ -63,7 +64,9 @@ func New(max int) *Exporter {
 		Help: "Invocations of zcprof's BPF programs."})
 	e.docs = prometheus.NewCounter(prometheus.CounterOpts{Name: "zcprof_intervals_total",
 		Help: "Intervals folded into these counters."})
-	e.reg.MustRegister(e.cpu, e.calls, e.bytes, e.classes, e.system, e.bpf, e.events, e.docs)
+	e.mapFull = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_map_full_total",
+		Help: "Updates a BPF map refused because it was full: counts missing from every other metric."}, []string{"map"})
+	e.reg.MustRegister(e.cpu, e.calls, e.bytes, e.classes, e.system, e.bpf, e.events, e.docs, e.mapFull)
 	return e
 }
 
@@ -121,6 +124,7 @@ func (e *Exporter) Add(d *report.Document) {
 				for class, n := range map[string]uint64{
 					"copied": zc.TxCopiedBytes, "spliced": zc.TxSplicedBytes, "pinned": zc.TxPinnedBytes,
 					"deferred_copied": zc.TxDeferredCopyBytes, "rx_copied": zc.RxCopiedBytes, "mapped": zc.RxMappedBytes,
+					"rx_spliced": zc.RxSplicedBytes, "rx_discarded": zc.RxDiscardedBytes,
 				} {
 					if n > 0 {
 						e.classes.WithLabelValues(proc, path.Path, class).Add(float64(n))
@@ -140,5 +144,8 @@ func (e *Exporter) Add(d *report.Document) {
 	}
 	e.bpf.Add(float64(d.Overhead.BPFNS) / 1e9)
 	e.events.Add(float64(d.Overhead.Events))
+	for name, n := range d.Overhead.MapFull {
+		e.mapFull.WithLabelValues(name).Add(float64(n))
+	}
 	e.docs.Inc()
 }

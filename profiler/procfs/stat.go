@@ -21,6 +21,10 @@ type TaskStat struct {
 	// cputime_adjust() split of sum_exec_runtime by tick samples, in
 	// USER_HZ ticks converted to nanoseconds.
 	UtimeNS, StimeNS uint64
+	// StartTicks is when the task started, in clock ticks after boot
+	// (field 22): with the tid, it tells a task from a later one that
+	// reused its tid. 0 when the line is shorter.
+	StartTicks uint64
 }
 
 // ParseStat parses one stat line. The comm field may contain spaces and
@@ -54,6 +58,11 @@ func ParseStat(data string) (TaskStat, error) {
 	}
 	tick := uint64(time.Second / UserHZ)
 	st.UtimeNS, st.StimeNS = ut*tick, stime*tick
+	if len(rest) > 19 {
+		if st.StartTicks, err = strconv.ParseUint(rest[19], 10, 64); err != nil {
+			return st, fmt.Errorf("stat: starttime: %w", err)
+		}
+	}
 	return st, nil
 }
 

@@ -3,18 +3,18 @@ package report
 import (
 	"fmt"
 	"strings"
-)
 
-// attributionRungs is the capability ladder above sampling (DESIGN.md).
-var attributionRungs = []string{"fentry", "kprobe"}
+	"github.com/zcprof/zcprof/profiler/kernel"
+)
 
 // AttributionWhy is the one line that says why the attribution backend in
 // use was chosen: the kernel's reason for each better rung it skipped
 // (from backends.unavailable). "" when nothing better was skipped.
 func AttributionWhy(b Backends) string {
 	var why []string
-	for _, rung := range attributionRungs {
-		if rung == b.Attribution {
+	// The rungs of the ladder above the one in use, and above sampling.
+	for _, rung := range kernel.AttributionLadder {
+		if rung == b.Attribution || rung == kernel.Sampling {
 			break
 		}
 		if r, ok := b.Unavailable[rung]; ok {

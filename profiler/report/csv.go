@@ -29,7 +29,7 @@ func CSVColumns() []string {
 	}
 	return append(cols,
 		"tx_copied_bytes", "tx_spliced_bytes", "tx_pinned_bytes", "tx_deferred_copy_bytes",
-		"rx_copied_bytes", "rx_mapped_bytes", "verdict")
+		"rx_copied_bytes", "rx_mapped_bytes", "verdict", "rx_spliced_bytes", "rx_discarded_bytes")
 }
 
 var csvWidth = len(CSVColumns())
@@ -101,9 +101,9 @@ func writeCSVEntry(cw *csv.Writer, command string, e csvEntry, p Process) error 
 		}
 		if zc := path.Zerocopy; zc != nil {
 			row = append(row, u(zc.TxCopiedBytes), u(zc.TxSplicedBytes), u(zc.TxPinnedBytes), u(zc.TxDeferredCopyBytes),
-				u(zc.RxCopiedBytes), u(zc.RxMappedBytes), zc.Verdict)
+				u(zc.RxCopiedBytes), u(zc.RxMappedBytes), zc.Verdict, u(zc.RxSplicedBytes), u(zc.RxDiscardedBytes))
 		} else {
-			row = append(row, "", "", "", "", "", "", "")
+			row = append(row, "", "", "", "", "", "", "", "", "")
 		}
 		if len(row) != csvWidth {
 			return fmt.Errorf("csv: row has %d columns, header %d", len(row), csvWidth)

@@ -24,18 +24,28 @@ func jsonTypes() map[string][]string {
 			return
 		}
 		out[t.Name()] = []string{}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" || !f.IsExported() {
-				continue
+		var fields func(owner string, t reflect.Type)
+		fields = func(owner string, t reflect.Type) {
+			for i := range t.NumField() {
+				f := t.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == "-" || !f.IsExported() {
+					continue
+				}
+				if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+					// encoding/json inlines an untagged embedded struct.
+					fields(owner, f.Type)
+					walk(f.Type)
+					continue
+				}
+				if name == "" {
+					name = f.Name
+				}
+				out[owner] = append(out[owner], name)
+				walk(f.Type)
 			}
-			if name == "" {
-				name = f.Name
-			}
-			out[t.Name()] = append(out[t.Name()], name)
-			walk(f.Type)
 		}
+		fields(t.Name(), t)
 	}
 	walk(reflect.TypeOf(Document{}))
 	return out

@@ -1,5 +1,3 @@
-// Package report is zcprof's result model (the zcprof/v1 JSON contract of
-// DESIGN.md) and its renderers. Every output is made from these types.
 package report
 
 // Schema names the JSON contract; bump it when a field is renamed.
@@ -25,10 +23,12 @@ type Document struct {
 
 // Host describes the machine and kernel the figures come from.
 type Host struct {
+	Hostname          string `json:"hostname"`
 	Kernel            string `json:"kernel"`
 	CPUs              int    `json:"cpus"`
 	HZ                int    `json:"hz"`
 	IRQTimeAccounting bool   `json:"irq_time_accounting"`
+	PreemptRT         bool   `json:"preempt_rt"`
 }
 
 // Backends says how the figures were obtained.
@@ -43,16 +43,67 @@ type Backends struct {
 	// ProgramIDs are the kernel ids of the programs this run attached; all
 	// are gone when zcprof exits (`bpftool prog show id N` fails).
 	ProgramIDs []uint32 `json:"program_ids"`
+	// Mounted lists the pseudo-filesystems zcprof mounted itself because
+	// the machine had not (tracefs), one line each; zcprof unmounts them
+	// when the last zcprof exits.
+	Mounted []string `json:"mounted,omitempty"`
+	// ByteClassesUnavailable lists the byte-class sources that could not
+	// be attached although byte classes were loaded (e.g. "TCP_ZEROCOPY_
+	// RECEIVE mapped bytes"): their bytes are not counted, so a verdict
+	// that depends on one cannot tell. The reason of each is in
+	// Unavailable["byte classes: <source>"].
+	ByteClassesUnavailable []string `json:"byte_classes_unavailable,omitempty"`
 }
 
-// Overhead is what zcprof's own BPF programs cost.
+// Overhead is what zcprof's own handlers cost in the measured threads:
+// the sum of their cpu.probe_ns, over the same threads' on_cpu_ns plus
+// probe_ns (one scope for both). Not timed, so not in it: tracepoint
+// dispatch before a handler's first clock read and the syscall slow path
+// a sys_enter probe forces (NotTimed says so; make bench measures it).
 type Overhead struct {
 	BPFNS  uint64  `json:"bpf_ns"`
 	Events uint64  `json:"events"`
-	Share  float64 `json:"share"` // bpf_ns / measured on-CPU ns of the targets
+	Share  float64 `json:"share"` // bpf_ns / (on_cpu_ns + probe_ns) of the same threads
 	Misses uint64  `json:"recursion_misses"`
-	// NSPerEvent is bpf_ns / events (includes the statistics' own clock reads).
+	// NSPerEvent is bpf_ns / events: one handler run, first clock read to
+	// last (timed on one run in 16, bpf/common.h probe_done_est).
 	NSPerEvent float64 `json:"ns_per_event"`
+	// NotTimed names what zcprof costs that its handlers cannot time;
+	// DispatchNS is the estimate of it per handler run, measured at start
+	// with the handlers themselves on a calibrating thread and included
+	// in bpf_ns.
+	NotTimed   string `json:"not_timed"`
+	DispatchNS uint64 `json:"dispatch_ns_per_event"`
+	// HookDispatchNS is the same for the feature programs (byte classes,
+	// the softirq owner split, the sampler) on other hooks: a tracepoint's
+	// dispatch to one more program, measured at start, included in bpf_ns.
+	HookDispatchNS uint64 `json:"hook_dispatch_ns_per_event"`
+	// MapFull counts, by BPF map, the updates refused because the map was
+	// full during the interval: counts that are missing.
+	MapFull map[string]uint64 `json:"map_full,omitempty"`
+}
+
+// OverheadNotTimed is Overhead.NotTimed.
+const OverheadNotTimed = "each event's tracepoint dispatch before the handler's first clock read and after its last, the syscall entry/exit slow path that any sys_enter/sys_exit probe forces, and what the handlers evict from the task's caches; estimated per run with the handlers themselves on a calibrating thread and counted in bpf_ns; for the feature programs on other hooks, the tracepoint's dispatch to one more program, estimated against a trivial program; not counted: the sampler's interrupt entry and exit"
+
+// ScopeOverhead fills bpf_ns, events and share from the entries the
+// figures are reported for.
+func ScopeOverhead(o *Overhead, entries ...CPU) {
+	var measured uint64
+	o.BPFNS, o.Events = 0, 0
+	for _, c := range entries {
+		o.BPFNS += c.ProbeNS
+		o.Events += c.ProbeEvents
+		measured += c.RanNS()
+	}
+	o.Share, o.NSPerEvent = 0, 0
+	if measured > 0 {
+		o.Share = float64(o.BPFNS) / float64(measured)
+	}
+	if o.Events > 0 {
+		o.NSPerEvent = float64(o.BPFNS) / float64(o.Events)
+	}
+	o.NotTimed = OverheadNotTimed
 }
 
 // Process is one process (or one side of a `run` cell) with its threads.
@@ -65,6 +116,19 @@ type Process struct {
 	Threads  []Thread  `json:"threads,omitempty"`
 	// SoftirqOwner says for whose sockets its NET_RX time was (run only).
 	SoftirqOwner *SoftirqOwner `json:"softirq_owner,omitempty"`
+	// Host is the machine this side of a two-host run (run --remote) ran
+	// and was measured on, with its own session's backends, overhead and
+	// self-check.
+	Host *SideHost `json:"host,omitempty"`
+}
+
+// SideHost is one side's host in a two-host run: the Host fields, and
+// what that host's session used and cost.
+type SideHost struct {
+	Host
+	Backends  Backends   `json:"backends"`
+	Overhead  Overhead   `json:"overhead"`
+	Precision *Precision `json:"precision,omitempty"`
 }
 
 // Thread is one thread's figures (with --threads).
@@ -105,9 +169,19 @@ type CPU struct {
 	// report to sched_switch (seen on patched kernels): its split between
 	// this entry and another task is unknown, by at most this much.
 	SwitchUncertainNS uint64 `json:"switch_uncertain_ns,omitempty"`
+	// ProbeNS is zcprof's own handlers' time in this entry (first clock
+	// read to last), cut out of every figure above: on_cpu_ns is the
+	// workload's, on_cpu_ns + probe_ns is what the threads ran.
+	// ProbeEvents counts the handler runs timed.
+	ProbeNS     uint64 `json:"probe_ns"`
+	ProbeEvents uint64 `json:"probe_events"`
 }
 
-// Path is one path of the taxonomy (DESIGN.md): a syscall path, or a
+// RanNS is what the entry's threads ran: the workload's on-CPU time and
+// zcprof's handlers in it (schedstat bills both).
+func (c CPU) RanNS() uint64 { return c.OnCPUNS + c.ProbeNS }
+
+// Path is one path of the taxonomy (docs/architecture.md): a syscall path, or a
 // non-syscall context (user, softirq.*, hardirq). CPUNS of all paths of an
 // entry add up to its on_cpu_ns.
 type Path struct {
@@ -187,6 +261,26 @@ type Zerocopy struct {
 	// notifications; of those, reported COPIED by the kernel.
 	ZCCompletions       uint64 `json:"zc_completions"`
 	ZCCompletionsCopied uint64 `json:"zc_completions_copied"`
+	// Part of tx_copied_bytes: copied into records by a TCP upper-layer
+	// protocol (kTLS) before it spliced them.
+	TxCopiedULPBytes uint64 `json:"tx_copied_ulp_bytes"`
+	// Receive paths besides a copy or a mapping: bytes spliced out of
+	// sockets into pipes (rx.splice), and bytes a receive call returned
+	// that were never copied to user memory (recv with MSG_TRUNC).
+	RxSplicedBytes   uint64 `json:"rx_spliced_bytes"`
+	RxDiscardedBytes uint64 `json:"rx_discarded_bytes"`
+	// Estimated names the byte fields of this object that are estimates,
+	// not counts (e.g. tx_deferred_copy_bytes in proportion to COPIED
+	// completions when the byte-class programs are not loaded).
+	Estimated []string `json:"estimated,omitempty"`
+	// Unavailable names the byte-class sources this object's verdict
+	// depends on that could not be attached (of
+	// backends.byte_classes_unavailable): their bytes are not counted, and
+	// the verdict says it cannot tell what they would show.
+	Unavailable []string `json:"unavailable,omitempty"`
+	// Names are the syscalls the verdict names (set by Judge), to judge
+	// again after a figure changes; not part of the JSON contract.
+	Names VerdictNames `json:"-"`
 }
 
 // Zerocopy sources.
@@ -201,13 +295,49 @@ type System struct {
 	CPU   CPU    `json:"cpu"`
 }
 
-// Precision is zcprof's self-check against sum_exec_runtime.
+// Precision is zcprof's self-check against sum_exec_runtime: its own
+// totals against the kernel's as they are, the difference explained term by
+// term (DiffNS = Terms.BoundaryNS + Terms.IRQTimeNS + ResidualNS), each
+// bounded. Sums are over the checked threads.
 type Precision struct {
-	Checked   int     `json:"checked_threads"`
-	Failed    int     `json:"failed_threads"`
-	Unchecked int     `json:"unchecked_threads"`
-	MaxErrPct float64 `json:"max_error_pct"`
-	Bound     string  `json:"bound"`
+	Checked   int `json:"checked_threads"`
+	Failed    int `json:"failed_threads"`
+	Unchecked int `json:"unchecked_threads"`
+	// MaxErrPct is the largest residual relative to schedstat (what the
+	// bound applies to); MaxDiffPct the largest raw difference.
+	MaxErrPct  float64 `json:"max_error_pct"`
+	MaxDiffPct float64 `json:"max_diff_pct"`
+	Bound      string  `json:"bound"`
+
+	MeasuredNS  uint64         `json:"measured_ns"`
+	SchedstatNS uint64         `json:"schedstat_ns"`
+	DiffNS      int64          `json:"diff_ns"`
+	Terms       PrecisionTerms `json:"terms"`
+	ResidualNS  int64          `json:"residual_ns"`
+	ClampedRuns uint64         `json:"clamped_runs"`
+}
+
+// PrecisionTerms are the known reasons zcprof's on-CPU time and
+// sum_exec_runtime differ.
+type PrecisionTerms struct {
+	// BoundaryNS: the kernel ends runs where it last read the rq clock,
+	// which after a wakeup preemption is the wakeup: the rest of the
+	// waker's run is billed to the woken task. Measured per run (runs
+	// compared: Runs); it holds stolen time too, which cannot be told
+	// apart per thread. BoundaryBoundNS is its bound without steal.
+	BoundaryNS      int64  `json:"boundary_ns"`
+	BoundaryBoundNS uint64 `json:"boundary_bound_ns"`
+	Runs            uint64 `json:"runs"`
+	// IRQTimeNS: softirq and hardirq time the kernel leaves out of
+	// sum_exec_runtime (CONFIG_IRQ_TIME_ACCOUNTING; else 0).
+	IRQTimeNS int64 `json:"irq_time_ns"`
+	// StealBoundNS: the host's stolen time over the interval, all CPUs,
+	// when the kernel leaves it out (CONFIG_PARAVIRT_TIME_ACCOUNTING);
+	// each thread's boundary term may hold up to this much of it.
+	StealBoundNS uint64 `json:"steal_bound_ns"`
+	// SwitchUncertainNS: time around context switches the kernel did not
+	// report, whose owner is unknown; the residual bound grows by it.
+	SwitchUncertainNS uint64 `json:"switch_uncertain_ns"`
 }
 
 // Side is one side of a cell: its name ("sender", "receiver"), its
@@ -268,6 +398,10 @@ type Workload struct {
 	RxCopiedBytes uint64 `json:"rx_copied_bytes"`
 	PayloadErrors uint64 `json:"payload_errors"`
 	Congestion    string `json:"congestion"` // the senders' TCP congestion control
+	// TxDevice is the device the senders' bytes left through, read on the
+	// sending host at setup; TxDeviceNoSG: it had scatter-gather off.
+	TxDevice     string `json:"tx_device,omitempty"`
+	TxDeviceNoSG bool   `json:"tx_device_no_sg,omitempty"`
 }
 
 // SoftirqOwner splits an entry's NET_RX softirq time (exact, the CPU's
@@ -297,4 +431,25 @@ type Stat struct {
 	SD    float64 `json:"sd"`
 	Level float64 `json:"level"`   // e.g. 0.95
 	CI    float64 `json:"ci_half"` // half-width of the interval
+}
+
+// Merge adds another check's figures to p (several runs of one command).
+func (p *Precision) Merge(o *Precision) {
+	p.Checked += o.Checked
+	p.Failed += o.Failed
+	p.Unchecked += o.Unchecked
+	p.MaxErrPct = max(p.MaxErrPct, o.MaxErrPct)
+	p.MaxDiffPct = max(p.MaxDiffPct, o.MaxDiffPct)
+	p.MeasuredNS += o.MeasuredNS
+	p.SchedstatNS += o.SchedstatNS
+	p.DiffNS += o.DiffNS
+	p.ResidualNS += o.ResidualNS
+	p.ClampedRuns += o.ClampedRuns
+	t, u := &p.Terms, o.Terms
+	t.BoundaryNS += u.BoundaryNS
+	t.BoundaryBoundNS += u.BoundaryBoundNS
+	t.Runs += u.Runs
+	t.IRQTimeNS += u.IRQTimeNS
+	t.StealBoundNS += u.StealBoundNS
+	t.SwitchUncertainNS += u.SwitchUncertainNS
 }

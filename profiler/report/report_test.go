@@ -25,7 +25,8 @@ func sample() *Document {
 			},
 			Zerocopy: &Zerocopy{TxBytes: 64 << 20, TxCopiedBytes: 64 << 20, Verdict: "copy"},
 		}},
-		Precision: &Precision{Checked: 3, Bound: "1% or 2ms"},
+		Precision: &Precision{Checked: 3, Bound: "1% or 2ms", MeasuredNS: 1.2e9, SchedstatNS: 1.19e9, DiffNS: 10e6,
+			Terms: PrecisionTerms{BoundaryNS: 2e6, IRQTimeNS: 7.5e6, Runs: 400}, ResidualNS: 0.5e6},
 	}
 }
 
@@ -43,6 +44,7 @@ func TestTableShowsWhereTheTimeWent(t *testing.T) {
 		"times() reports 1.150 s of system time, of which 0.500 s was softirq work",
 		"schedstat bills 0.002 s of its runs to tasks it woke",
 		"accounting: tp_btf (exact)",
+		"self-check: 3 thread(s), measured 1.200 s vs schedstat 1.190 s: +10.000 ms = boundary +2.000 ms + interrupts +7.500 ms + residual +0.500 ms (400 runs, 0 clamped)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

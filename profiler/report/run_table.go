@@ -23,8 +23,10 @@ func WriteRunTable(w io.Writer, d *Document) error {
 	if why := AttributionWhy(d.Backends); why != "" {
 		bw.printf("attribution: %s\n", why)
 	}
-	bw.printf("overhead: BPF %s over %s events (%.0f ns/event, %.2f%% of measured CPU)\n\n",
-		Seconds(d.Overhead.BPFNS), thousands(d.Overhead.Events), d.Overhead.NSPerEvent, 100*d.Overhead.Share)
+	bw.printf("%s\n\n", OverheadLine(d.Overhead))
+	for _, note := range d.Backends.Mounted {
+		bw.printf("note: %s\n", note)
+	}
 
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tTHROUGHPUT\tSIDE\tCPU s\tCORE\tµs/MiB\tSYSCALL\tSOFTIRQ (OWN/PEER)\tUSER\tIRQ\tTIMES() USR/SYS\tZERO-COPY")
@@ -69,11 +71,8 @@ func WriteRunTable(w io.Writer, d *Document) error {
 		}
 	}
 	writeRunInside(bw, d.Cells)
-	if d.Precision != nil && d.Precision.Checked > 0 {
-		bw.printf("\nself-check: %d thread(s) within %s of schedstat: %d failed, largest error %.2f%%\n",
-			d.Precision.Checked, d.Precision.Bound, d.Precision.Failed, d.Precision.MaxErrPct)
-	}
-	for _, warn := range d.Warnings {
+	writePrecision(bw, d.Precision)
+	for _, warn := range append(UnattachedWarnings(d.Backends), d.Warnings...) {
 		bw.printf("warning: %s\n", warn)
 	}
 	return bw.err
@@ -113,8 +112,6 @@ func writeRunInside(bw *errWriter, cells []Cell) {
 	}
 }
 
-func secs(ns uint64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
-
 // plusMinus is " ±x%" (the interval's half-width relative to the mean)
 // when the figure has repeats.
 func plusMinus(stats map[string]Stat, key string) string {
@@ -133,74 +130,17 @@ func softirqSplit(p Process) string {
 	return out
 }
 
-// zerocopyFact is the short zero-copy column of one side.
+// zerocopyFact is the short zero-copy column of one side: its measured
+// byte classes (ZerocopyColumn), with the zero-copy completions the
+// kernel reported to the sender.
 func zerocopyFact(c Cell, sender bool) string {
-	w := c.Workload
-	if w == nil {
-		return ""
-	}
+	p := c.Receiver
 	if sender {
-		switch {
-		case w.ZCCompletions > 0:
-			return fmt.Sprintf("COPIED %s of %s", percentOf(w.ZCCopied, w.ZCCompletions), thousands(w.ZCCompletions))
-		case c.Method == "msg_zerocopy" || c.Method == "io_uring_zc":
-			return "no completions"
-		case c.Method == "sendfile" || c.Method == "splice" || c.Method == "vmsplice":
-			return "no tx copy"
-		}
-		return "copy"
+		p = c.Sender
 	}
-	switch c.RxMethod {
-	case "zerocopy":
-		return fmt.Sprintf("mapped %s (%s)", percentOf(w.RxMappedBytes, w.ReceivedBytes), mibs(w.RxMappedBytes))
-	case "trunc":
-		return "discarded"
-	case "splice":
-		return "spliced"
+	out := ZerocopyColumn(p.Zerocopy, sender)
+	if w := c.Workload; sender && w != nil && w.ZCCompletions > 0 {
+		out += fmt.Sprintf(", COPIED %s of %s", WholePercent(w.ZCCopied, w.ZCCompletions), Digits(w.ZCCompletions))
 	}
-	return "copy"
-}
-
-func percentOf(a, b uint64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
-}
-
-// Throughput formats bits per second.
-func Throughput(bps float64) string {
-	switch {
-	case bps >= 1e9:
-		return fmt.Sprintf("%.2f Gbit/s", bps/1e9)
-	case bps >= 1e6:
-		return fmt.Sprintf("%.1f Mbit/s", bps/1e6)
-	}
-	return fmt.Sprintf("%.0f bit/s", bps)
-}
-
-// SizeString is a message size as the CLI takes it (64K, 1M, 1000).
-func SizeString(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
-}
-
-func mibs(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-// thousands groups digits: 1,234,567.
-func thousands(n uint64) string {
-	s := fmt.Sprint(n)
-	out := make([]byte, 0, len(s)+len(s)/3)
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
+	return out
 }

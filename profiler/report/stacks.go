@@ -21,4 +21,7 @@ type Stack struct {
 // Frame names of stacks without kernel frames.
 const (
 	FrameUnsampled = "[unsampled]"
+	// FrameProbe is zcprof's own handlers' time in a thread (the probe
+	// context): timed exactly, never sampled as the workload's.
+	FrameProbe = "[zcprof handlers]"
 )

@@ -7,6 +7,12 @@ import (
 	"strings"
 )
 
+// OverheadLine is the overhead figures on one line.
+func OverheadLine(o Overhead) string {
+	return fmt.Sprintf("overhead: zcprof's handlers %s over %s runs in the measured threads (%.0f ns/run, %.2f%% of their CPU; of each run, %d ns is its dispatch: a handler cannot time it, measured at start)",
+		Seconds(o.BPFNS), Digits(o.Events), o.NSPerEvent, 100*o.Share, o.DispatchNS)
+}
+
 // WriteTable renders a profile document for a terminal.
 func WriteTable(w io.Writer, d *Document) error {
 	bw := &errWriter{w: w}
@@ -15,8 +21,10 @@ func WriteTable(w io.Writer, d *Document) error {
 	if why := AttributionWhy(d.Backends); why != "" {
 		bw.printf("attribution: %s\n", why)
 	}
-	bw.printf("overhead: BPF %s over %d events (%.0f ns/event, %.2f%% of measured CPU)\n",
-		Seconds(d.Overhead.BPFNS), d.Overhead.Events, d.Overhead.NSPerEvent, 100*d.Overhead.Share)
+	bw.printf("%s\n", OverheadLine(d.Overhead))
+	for _, note := range d.Backends.Mounted {
+		bw.printf("note: %s\n", note)
+	}
 	for _, p := range d.Processes {
 		bw.printf("\n")
 		writeProcess(bw, p, d.DurationNS)
@@ -33,11 +41,8 @@ func WriteTable(w io.Writer, d *Document) error {
 			Seconds(d.System.CPU.SoftirqNS), Seconds(d.System.CPU.HardirqNS))
 		writePaths(bw, "  ", d.System.Paths)
 	}
-	if d.Precision != nil && d.Precision.Checked > 0 {
-		bw.printf("\nself-check: %d thread(s) within %s of schedstat: %d failed, largest error %.2f%%\n",
-			d.Precision.Checked, d.Precision.Bound, d.Precision.Failed, d.Precision.MaxErrPct)
-	}
-	for _, warn := range d.Warnings {
+	writePrecision(bw, d.Precision)
+	for _, warn := range append(UnattachedWarnings(d.Backends), d.Warnings...) {
 		bw.printf("warning: %s\n", warn)
 	}
 	return bw.err
@@ -46,22 +51,34 @@ func WriteTable(w io.Writer, d *Document) error {
 func writeProcess(bw *errWriter, p Process, durationNS uint64) {
 	c := p.CPU
 	bw.printf("PID %d %s: on-CPU %s (%s of a core)\n", p.PID, p.Comm, Seconds(c.OnCPUNS), Percent(c.OnCPUNS, durationNS))
-	bw.printf("  user %s  kernel %s  softirq %s (net_rx %s, net_tx %s, other %s)  hardirq %s\n",
+	bw.printf("  user %s  kernel %s  softirq %s (net_rx %s, net_tx %s, other %s)  hardirq %s  (beside them: zcprof's handlers %s)\n",
 		Seconds(c.UserNS), Seconds(c.KernelNS), Seconds(c.SoftirqNS),
-		Seconds(c.SoftirqNetRxNS), Seconds(c.SoftirqNetTxNS), Seconds(c.SoftirqOtherNS), Seconds(c.HardirqNS))
+		Seconds(c.SoftirqNetRxNS), Seconds(c.SoftirqNetTxNS), Seconds(c.SoftirqOtherNS), Seconds(c.HardirqNS), Seconds(c.ProbeNS))
 	bw.printf("  kernel's own figures: schedstat %s (measured %s%s)  times(): user %s system %s\n",
-		Seconds(c.SchedstatNS), signedPercent(uint64(int64(c.OnCPUNS)+c.SchedstatBoundaryNS), c.SchedstatNS),
+		Seconds(c.SchedstatNS), signedPercent(uint64(int64(c.RanNS())+c.SchedstatBoundaryNS), c.SchedstatNS),
 		boundaryNote(c.SchedstatBoundaryNS), Seconds(c.TimesUserNS), Seconds(c.TimesSystemNS))
 	writePaths(bw, "  ", p.Paths)
 	if why := TimesExplanation(c); why != "" {
 		bw.printf("  %s\n", why)
 	}
-	if zc := p.Zerocopy; zc != nil && zc.TxBytes+zc.RxCopiedBytes+zc.RxMappedBytes > 0 {
+	// A verdict that cannot tell is shown wherever the paths moved bytes.
+	if zc := p.Zerocopy; zc != nil && (zc.TxBytes+zc.RxBytes() > 0 || len(zc.Unavailable) > 0 && socketBytes(p.Paths) > 0) {
 		bw.printf("  zero-copy: %s\n", zc.Verdict)
 		if zc.Source == ZerocopySourceKernel {
 			bw.printf("    %s\n", zerocopyBytes(zc))
 		}
 	}
+}
+
+// socketBytes is what the tx.* and rx.* paths moved.
+func socketBytes(paths []Path) uint64 {
+	var n uint64
+	for _, p := range paths {
+		if strings.HasPrefix(p.Path, "tx.") || strings.HasPrefix(p.Path, "rx.") {
+			n += p.Bytes
+		}
+	}
+	return n
 }
 
 // zerocopyBytes is the byte classes behind a verdict, on one line.
@@ -80,8 +97,15 @@ func zerocopyBytes(zc *Zerocopy) string {
 	if zc.ZCCompletions > 0 {
 		parts = append(parts, fmt.Sprintf("%s of %s completions COPIED", count(zc.ZCCompletionsCopied), count(zc.ZCCompletions)))
 	}
-	if rx := zc.RxCopiedBytes + zc.RxMappedBytes; rx > 0 {
-		parts = append(parts, fmt.Sprintf("received %s: copied %s, mapped %s", byteSize(rx), byteSize(zc.RxCopiedBytes), byteSize(zc.RxMappedBytes)))
+	if rx := zc.RxBytes(); rx > 0 {
+		line := fmt.Sprintf("received %s: copied %s, mapped %s", byteSize(rx), byteSize(zc.RxCopiedBytes), byteSize(zc.RxMappedBytes))
+		if n := zc.RxSplicedBytes; n > 0 {
+			line += ", spliced " + byteSize(n)
+		}
+		if n := zc.RxDiscardedBytes; n > 0 {
+			line += ", discarded " + byteSize(n)
+		}
+		parts = append(parts, line)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -142,67 +166,6 @@ func softirqCell(p Path) string {
 	return Seconds(p.SoftirqNS) + " (" + strings.Join(parts, ", ") + ")"
 }
 
-// Seconds formats nanoseconds as seconds with millisecond resolution.
-func Seconds(ns uint64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
-
-// Percent formats a/b.
-func Percent(a, b uint64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
-}
-
-func signedPercent(measured, ref uint64) string {
-	if ref == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.2f%%", 100*(float64(measured)-float64(ref))/float64(ref))
-}
-
-func perCall(ns float64) string {
-	switch {
-	case ns == 0:
-		return ""
-	case ns < 1e3:
-		return fmt.Sprintf("%.0f ns", ns)
-	case ns < 1e6:
-		return fmt.Sprintf("%.1f µs", ns/1e3)
-	default:
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	}
-}
-
-func count(n uint64) string {
-	if n == 0 {
-		return ""
-	}
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func byteSize(n uint64) string {
-	switch {
-	case n == 0:
-		return ""
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	}
-}
-
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -228,3 +191,17 @@ func (e *errWriter) Write(p []byte) (int, error) {
 func (e *errWriter) printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
 }
+
+// writePrecision prints the self-check: zcprof's totals against schedstat
+// as they are, and the difference term by term.
+func writePrecision(bw *errWriter, p *Precision) {
+	if p == nil || p.Checked == 0 {
+		return
+	}
+	bw.printf("\nself-check: %d thread(s), measured %s vs schedstat %s: %s = boundary %s + interrupts %s + residual %s (%d runs, %d clamped)\n",
+		p.Checked, Seconds(p.MeasuredNS), Seconds(p.SchedstatNS), signedMS(p.DiffNS), signedMS(p.Terms.BoundaryNS),
+		signedMS(p.Terms.IRQTimeNS), signedMS(p.ResidualNS), p.Terms.Runs, p.ClampedRuns)
+	bw.printf("  bounds: %s: %d failed, largest residual %.2f%%\n", p.Bound, p.Failed, p.MaxErrPct)
+}
+
+func signedMS(ns int64) string { return fmt.Sprintf("%+.3f ms", float64(ns)/1e6) }

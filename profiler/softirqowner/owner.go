@@ -7,7 +7,6 @@ package softirqowner
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -86,6 +85,9 @@ func Attach(sess *profiler.Session) (*Tracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse softirq owner object: %w", err)
 	}
+	if err := profiler.SetHookDispatch(spec); err != nil {
+		return nil, fmt.Errorf("softirq owner: %w", err)
+	}
 	prefix := "btf_"
 	if sess.Backend() == profiler.BackendRawTP {
 		prefix = "raw_"
@@ -99,24 +101,16 @@ func Attach(sess *profiler.Session) (*Tracker, error) {
 			delete(spec.Programs, name)
 		}
 	}
-	shared, ok := sess.Maps()["cpu_states"]
-	if !ok {
-		return nil, errors.New("softirq owner: the session has no cpu_states map")
-	}
-	// Only the leading fields of struct zc_cpu are read here (who runs,
-	// in which context); take the value size from the live map so that a
-	// field added at the end of the accounting's state does not break the
-	// replacement before this object is regenerated (TestCPUStateLayout
-	// catches a stale object).
-	if ms := spec.Maps["cpu_states"]; ms != nil && ms.ValueSize < shared.ValueSize() {
-		ms.ValueSize = shared.ValueSize()
+	shared, err := sess.SharedMaps(spec)
+	if err != nil {
+		return nil, fmt.Errorf("softirq owner: %w", err)
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		MapReplacements: map[string]*ebpf.Map{"cpu_states": shared},
+		MapReplacements: shared,
 		Cache:           bpf.KernelBTF,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("softirq owner: load: %w", firstLine(err))
+		return nil, fmt.Errorf("softirq owner: load: %w", bpf.ShortError(err))
 	}
 	t := &Tracker{coll: coll}
 	var progs []*ebpf.Program
@@ -198,12 +192,4 @@ func (t *Tracker) Close() error {
 		t.coll = nil
 	}
 	return errors.Join(errs...)
-}
-
-func firstLine(err error) error {
-	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("%s", strings.SplitN(ve.Error(), "\n", 2)[0])
-	}
-	return err
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // helperArg is argv[1] of the re-executed helper.
@@ -24,8 +25,9 @@ type Child struct {
 	Pid     int
 }
 
-// Start resolves argv[0] on PATH and starts the helper, stopped before exec.
-func Start(argv []string) (*Child, error) {
+// Start resolves argv[0] on PATH and starts the helper, stopped before
+// exec, with stdout as its stdout (nil: zcprof's).
+func Start(argv []string, stdout *os.File) (*Child, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command given after --")
 	}
@@ -42,8 +44,18 @@ func Start(argv []string) (*Child, error) {
 		return nil, err
 	}
 	cmd := exec.Command(self, append([]string{helperArg, path}, argv...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r} // fd 3 in the helper
+	// The command dies with zcprof, as with timeout(1): a zcprof that is
+	// SIGKILLed cannot stop it, and an orphan would go on unmeasured. The
+	// setting survives exec, except into a set-user-ID or file-capability
+	// binary. (It fires when the forking thread exits; Go keeps its threads
+	// until the process ends, unless a goroutine exits while locked to one,
+	// which the profiler's goroutines never do.)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
@@ -82,6 +94,21 @@ func (c *Child) Wait() (int, error) {
 
 // Signal forwards a signal to the command.
 func (c *Child) Signal(sig os.Signal) error { return c.cmd.Process.Signal(sig) }
+
+// stopGrace is how long Stop waits after SIGTERM before SIGKILL.
+const stopGrace = 5 * time.Second
+
+// Stop ends the command as timeout(1) does: SIGTERM, then SIGKILL after a
+// grace period. exited must be closed (or receive) once Wait has returned.
+func (c *Child) Stop(exited <-chan struct{}) {
+	c.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(stopGrace):
+		c.Signal(syscall.SIGKILL)
+		<-exited
+	}
+}
 
 // The helper must exec from the process's first thread. Its main goroutine
 // blocks on the release pipe and may wake on another thread; exec from a

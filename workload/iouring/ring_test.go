@@ -3,6 +3,7 @@ package iouring
 import (
 	"bytes"
 	"errors"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -123,6 +124,28 @@ func TestSendSocketpair(t *testing.T) {
 	}
 }
 
+func TestReadFile(t *testing.T) {
+	r := newRing(t, 4)
+	f, err := os.CreateTemp(t.TempDir(), "ring-read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("0123456789abcdef"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	sqe, _ := r.GetSQE()
+	PrepRead(sqe, int(f.Fd()), buf, 4, 9)
+	c, err := r.WaitCQE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UserData != 9 || c.Res != 8 || string(buf) != "456789ab" {
+		t.Fatalf("cqe %+v, read %q", c, buf)
+	}
+}
+
 // tcpPair returns a connected loopback TCP pair (client, server).
 func tcpPair(t *testing.T) (int, int) {
 	t.Helper()
@@ -209,7 +232,7 @@ func TestSendZCNotification(t *testing.T) {
 	if more != sends || notifs != sends {
 		t.Fatalf("F_MORE on %d sends, %d notifications; want %d each", more, notifs, sends)
 	}
-	// Loopback delivery always copies (skb_copy_ubufs), KERNEL.md §4.3.
+	// Loopback delivery always copies (skb_copy_ubufs), docs/architecture.md.
 	if copied != notifs {
 		t.Errorf("copied=%d of %d notifications; loopback should always report ZC_COPIED", copied, notifs)
 	}

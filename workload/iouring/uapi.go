@@ -1,11 +1,13 @@
 // Package iouring is a minimal io_uring over golang.org/x/sys/unix: enough for
-// one submitter thread issuing IORING_OP_SEND / IORING_OP_SEND_ZC and reaping
-// completions. Layouts follow include/uapi/linux/io_uring.h (6.18).
+// one submitter thread issuing IORING_OP_SEND / IORING_OP_SEND_ZC (and
+// IORING_OP_READ, for tests) and reaping completions. Layouts follow
+// include/uapi/linux/io_uring.h (6.18).
 package iouring
 
 // Opcodes (enum io_uring_op).
 const (
 	OpNop    = 0
+	OpRead   = 22
 	OpSend   = 26
 	OpSendZC = 47
 )

@@ -1,12 +1,15 @@
 package netns
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,10 +39,18 @@ func TestCreateEnterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	for _, n := range []string{p.Sender, p.Receiver} {
-		if !Exists(n) {
-			t.Fatalf("%s missing", n)
+	ids := []string{p.Sender.ID(), p.Receiver.ID()}
+	if ids[0] == ids[1] || !strings.HasPrefix(ids[0], "net:[") {
+		t.Fatalf("namespace ids %v", ids)
+	}
+	held := HeldBy(os.Getpid())
+	for _, id := range ids {
+		if !slices.Contains(held, id) {
+			t.Errorf("%s not held by this process (%v)", id, held)
 		}
+	}
+	if names, _ := List(); slices.ContainsFunc(names, func(n string) bool { o, _ := OwnerPID(n); return o == os.Getpid() }) {
+		t.Errorf("bind-mounted under %s: %v", RunDir, names)
 	}
 	// Enter on a dedicated thread; the goroutine exits locked so the thread dies.
 	errc := make(chan error, 1)
@@ -53,13 +64,17 @@ func TestCreateEnterClose(t *testing.T) {
 		if err == nil && !strings.Contains(ifs, senderIf) {
 			err = fmt.Errorf("sender netns has no %s: %s", senderIf, ifs)
 		}
+		if err == nil {
+			var out []byte
+			out, err = exec.Command("ip", "link", "show", senderIf).CombinedOutput()
+			if err == nil && !strings.Contains(string(out), "mtu 9000") {
+				err = fmt.Errorf("veth mtu: %s", out)
+			}
+		}
 		errc <- err
 	}()
 	if err := <-errc; err != nil {
 		t.Fatal(err)
-	}
-	if out, _ := exec.Command("ip", "-n", p.Sender, "link", "show", senderIf).CombinedOutput(); !strings.Contains(string(out), "mtu 9000") {
-		t.Errorf("veth mtu: %s", out)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -67,13 +82,57 @@ func TestCreateEnterClose(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	for _, n := range []string{p.Sender, p.Receiver} {
-		if Exists(n) {
-			t.Errorf("%s still exists after Close", n)
+	// The kernel frees them once the last reference is gone.
+	for _, id := range ids {
+		deadline := time.Now().Add(5 * time.Second)
+		for InUse(id) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if InUse(id) {
+			t.Errorf("%s still in use after Close", id)
 		}
 	}
 	if out, _ := exec.Command("ip", "link", "show").CombinedOutput(); strings.Contains(string(out), senderIf) || strings.Contains(string(out), receiverIf) {
 		t.Errorf("veth visible in host namespace:\n%s", out)
+	}
+}
+
+// A process that is SIGKILLed takes its namespaces with it.
+func TestNamespacesDieWithTheProcess(t *testing.T) {
+	requireRoot(t)
+	if os.Getenv("ZCPROF_TEST_NETNS_HOLDER") != "" {
+		p, err := Create(0)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println(p.Sender.ID(), p.Receiver.ID())
+		select {}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNamespacesDieWithTheProcess$")
+	cmd.Env = append(os.Environ(), "ZCPROF_TEST_NETNS_HOLDER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	ids := strings.Fields(line)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if len(ids) != 2 || !strings.HasPrefix(ids[0], "net:[") {
+		t.Fatalf("holder said %q", line)
+	}
+	for _, id := range ids {
+		deadline := time.Now().Add(5 * time.Second)
+		for InUse(id) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if InUse(id) {
+			t.Errorf("%s outlived its SIGKILLed process", id)
+		}
 	}
 }
 
@@ -121,15 +180,15 @@ func TestCleanupStale(t *testing.T) {
 	}
 	defer unlock()
 	stale := fmt.Sprintf("%s%d-1-tx", Prefix, deadPID(t))
-	if err := ip("netns", "add", stale); err != nil {
+	if err := ip(nil, "netns", "add", stale); err != nil {
 		t.Fatal(err)
 	}
-	defer ip("netns", "del", stale)
-	live, err := Create(0)
-	if err != nil {
+	defer ip(nil, "netns", "del", stale)
+	live := fmt.Sprintf("%s%d-1-tx", Prefix, os.Getpid())
+	if err := ip(nil, "netns", "add", live); err != nil {
 		t.Fatal(err)
 	}
-	defer live.Close()
+	defer ip(nil, "netns", "del", live)
 
 	removed, err := CleanupStale()
 	if err != nil {
@@ -138,7 +197,7 @@ func TestCleanupStale(t *testing.T) {
 	if len(removed) != 1 || removed[0] != stale || Exists(stale) {
 		t.Fatalf("removed %v; %s exists=%v", removed, stale, Exists(stale))
 	}
-	if !Exists(live.Sender) || !Exists(live.Receiver) {
-		t.Fatal("CleanupStale removed a live run's namespaces")
+	if !Exists(live) {
+		t.Fatal("CleanupStale removed a live process's namespace")
 	}
 }

@@ -2,10 +2,10 @@ package netns
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/lockfile"
 )
 
 // StaleLockPath serialises the hunt for leftovers between zcprof processes.
@@ -20,22 +20,9 @@ const StaleLockPath = "/run/lock/zcprof-stale.lock"
 // LockStale takes the cross-process lock that CleanupStale expects to be
 // held, waiting for another holder, and returns its release.
 func LockStale() (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(StaleLockPath), 0o755); err != nil {
+	fd, err := lockfile.Lock(StaleLockPath, unix.LOCK_EX)
+	if err != nil {
 		return nil, fmt.Errorf("stale-cleanup lock: %w", err)
-	}
-	fd, err := unix.Open(StaleLockPath, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("stale-cleanup lock %s: %w", StaleLockPath, err)
-	}
-	for {
-		err = unix.Flock(fd, unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("stale-cleanup lock %s: %w", StaleLockPath, err)
 	}
 	// Closing the descriptor drops the flock.
 	return func() { unix.Close(fd) }, nil

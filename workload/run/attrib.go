@@ -1,10 +1,10 @@
 package run
 
 import (
-	"os"
-
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/backends"
+	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -19,11 +19,11 @@ type attribution struct {
 	skipped map[string]string
 }
 
-func openAttribution(sess *profiler.Session, o Options) (*attribution, error) {
-	if o.Attribution == nil {
+func openAttribution(sess *profiler.Session, o *attrib.Options) (*attribution, error) {
+	if o == nil {
 		return nil, nil
 	}
-	b, skipped, err := attrib.Open(sess, *o.Attribution)
+	b, skipped, err := attrib.Open(sess, *o, backends.Attribution())
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -45,9 +45,9 @@ func (a *attribution) end() (err error) {
 	return err
 }
 
-// annotate fills the sample's categories, stacks and backend from the
+// annotate fills the side's categories, stacks and backend from the
 // readings around the run.
-func (a *attribution) annotate(s *sample, threads []workload.Thread, iv profiler.Interval) {
+func (a *attribution) annotate(r *SideResult, threads []workload.Thread, iv profiler.Interval, cfg workload.Config) {
 	if a == nil {
 		return
 	}
@@ -56,28 +56,32 @@ func (a *attribution) annotate(s *sample, threads []workload.Thread, iv profiler
 		role[th.TID] = th.Role
 	}
 	cats := a.b.Categories(iv, a.r0, a.r1)
-	sides := map[workload.Role][]profiler.ThreadDelta{}
-	for _, td := range iv.Threads {
-		if r, ok := role[td.Info.TID]; ok {
-			sides[r] = append(sides[r], td)
+	sides := threadsByRole(threads, iv)
+	comm := ""
+	for _, e := range []struct {
+		p    *report.Process
+		role workload.Role
+	}{{r.Sender, workload.RoleSender}, {r.Receiver, workload.RoleReceiver}} {
+		if e.p == nil {
+			continue
+		}
+		attrib.FillEntry(e.p, sides[e.role], cats)
+		if ea, ok := a.b.(attrib.EntryAnnotator); ok {
+			ea.AnnotateEntry(e.p, sides[e.role], a.r0, a.r1)
+		}
+		if comm == "" {
+			comm = e.p.Comm
 		}
 	}
-	attrib.FillEntry(&s.cell.Sender, sides[workload.RoleSender], cats)
-	attrib.FillEntry(&s.cell.Receiver, sides[workload.RoleReceiver], cats)
-	if ea, ok := a.b.(attrib.EntryAnnotator); ok {
-		ea.AnnotateEntry(&s.cell.Sender, sides[workload.RoleSender], a.r0, a.r1)
-		ea.AnnotateEntry(&s.cell.Receiver, sides[workload.RoleReceiver], a.r0, a.r1)
-	}
-	attrib.Annotate(s.doc, a.b, a.r0, a.r1)
+	attrib.Annotate(r.Doc, a.b, a.r0, a.r1)
 	for k, v := range a.skipped {
-		s.doc.Backends.Unavailable[k] = v
+		r.Doc.Backends.Unavailable[k] = v
 	}
 	st, ok := a.b.(attrib.Stacker)
 	if !ok {
 		return
 	}
-	name, pid := cellName(s.cell), os.Getpid()
-	comm := s.cell.Sender.Comm
+	name, pid := cellName(report.Cell{Method: cfg.Method, RxMethod: cfg.RxMethod, Size: cfg.Size, Streams: cfg.Streams}), pidOf()
 	stacks := attrib.WeightedStacks(iv, st.Stacks(a.r0, a.r1), func(th profiler.ThreadDelta) (string, int, string, bool) {
 		r, ok := role[th.Info.TID]
 		return comm, pid, string(r), ok
@@ -85,7 +89,7 @@ func (a *attribution) annotate(s *sample, threads []workload.Thread, iv profiler
 	for i := range stacks {
 		stacks[i].Cell = name
 	}
-	s.doc.Stacks = stacks
+	r.Stacks = stacks
 }
 
 func (a *attribution) Close() error {

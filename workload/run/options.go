@@ -43,9 +43,18 @@ type Options struct {
 	Congestion string
 	Threads    bool   // per-thread entries in each side
 	Backend    string // accounting backend: auto, tp_btf, raw_tp
+	// ByteClasses selects how send decisions are observed (profiler.Options).
+	ByteClasses string
 	// Attribution, if set, runs a category backend beside the accounting
 	// (--backend): categories per path, traced functions, weighted stacks.
 	Attribution *attrib.Options
+
+	// Peer, if set, is the other host of a two-host run (--remote): this
+	// host sends (receives with Reverse) and the peer plays the other
+	// role. DataPorts is where this host listens when it receives.
+	Peer      Peer
+	Reverse   bool
+	DataPorts workload.PortRange
 
 	// OnCell, if set, gets each finished cell (progress output).
 	OnCell func(cellIndex, cells int, c report.Cell)
@@ -124,7 +133,7 @@ func (o Options) Configs() ([]workload.Config, error) {
 						ColdCache:  o.ColdCache && readsFile(m),
 						Congestion: o.Congestion,
 					}
-					if err := c.Validate(); err != nil {
+					if err := o.checkHere(c); err != nil {
 						return nil, err
 					}
 					if !seen[c] {
@@ -140,4 +149,18 @@ func (o Options) Configs() ([]workload.Config, error) {
 
 func readsFile(method string) bool {
 	return method == workload.MethodSendfile || method == workload.MethodSplice || method == workload.MethodMmap
+}
+
+// checkHere validates a cell as this host runs it: in a two-host run, the
+// CPU of the role the peer plays is the peer's to check (a machine of
+// another size).
+func (o Options) checkHere(c workload.Config) error {
+	if o.Topology == workload.TopoRemote {
+		if o.Reverse {
+			c.SenderCPU = -1
+		} else {
+			c.ReceiverCPU = -1
+		}
+	}
+	return c.Validate()
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/softirqowner"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -53,7 +54,7 @@ func ownerSplit(role workload.Role, threads []profiler.ThreadDelta, counts softi
 	for _, th := range threads {
 		var netrx uint64
 		for k, c := range th.Counters {
-			if k.Ctx == profiler.CtxSoftirqNetRx {
+			if k.Ctx == taxonomy.CtxSoftirqNetRx {
 				netrx += c.NS
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/softirqowner"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -13,9 +14,9 @@ func TestOwnerSplit(t *testing.T) {
 	roles := map[uint32]workload.Role{sndTag: workload.RoleSender, rcvTag: workload.RoleReceiver}
 	netrx := func(gen uint32, ns uint64) profiler.ThreadDelta {
 		return profiler.ThreadDelta{Info: profiler.ThreadInfo{Gen: gen}, Counters: map[profiler.PathCtx]profiler.Counter{
-			{Path: profiler.PathTxWrite, Ctx: profiler.CtxSoftirqNetRx}: {NS: ns * 3 / 4},
-			{Path: profiler.PathWait, Ctx: profiler.CtxSoftirqNetRx}:    {NS: ns / 4},
-			{Path: profiler.PathTxWrite, Ctx: profiler.CtxTask}:         {NS: 999},
+			{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxSoftirqNetRx}: {NS: ns * 3 / 4},
+			{Path: taxonomy.PathWait, Ctx: taxonomy.CtxSoftirqNetRx}:    {NS: ns / 4},
+			{Path: taxonomy.PathTxWrite, Ctx: taxonomy.CtxTask}:         {NS: 999},
 		}}
 	}
 	counts := softirqowner.Counts{

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/zcprof/zcprof/workload"
 	"math"
 	"runtime"
 	"strconv"
@@ -76,8 +77,9 @@ func ParseInts(s string) ([]int, error) {
 }
 
 // ParseCPUs reads --cpus S:R, the sender's and the receiver's CPU; "" means
-// no pinning (-1, -1).
-func ParseCPUs(s string) (sender, receiver int, err error) {
+// no pinning (-1, -1). A CPU is checked against this machine's where its
+// role runs here (here says which); a peer checks its own.
+func ParseCPUs(s string, here func(workload.Role) bool) (sender, receiver int, err error) {
 	if strings.TrimSpace(s) == "" {
 		return -1, -1, nil
 	}
@@ -89,11 +91,12 @@ func ParseCPUs(s string) (sender, receiver int, err error) {
 	var cpus [2]int
 	for i, f := range []string{a, b} {
 		c, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
+		if err != nil || c < 0 {
 			return 0, 0, fmt.Errorf("--cpus %q: %q is not a CPU number", s, f)
 		}
-		if c < 0 || c >= n {
-			return 0, 0, fmt.Errorf("--cpus %q: CPU %d out of range (this machine has CPUs 0..%d)", s, c, n-1)
+		role := []workload.Role{workload.RoleSender, workload.RoleReceiver}[i]
+		if c >= n && here(role) {
+			return 0, 0, fmt.Errorf("--cpus %q: %s CPU %d out of range (this machine has CPUs 0..%d)", s, role, c, n-1)
 		}
 		cpus[i] = c
 	}

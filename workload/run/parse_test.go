@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/zcprof/zcprof/workload"
 	"runtime"
 	"strconv"
 	"strings"
@@ -47,17 +48,27 @@ func TestParseInts(t *testing.T) {
 }
 
 func TestParseCPUs(t *testing.T) {
-	if s, r, err := ParseCPUs(""); err != nil || s != -1 || r != -1 {
+	both := func(workload.Role) bool { return true }
+	if s, r, err := ParseCPUs("", both); err != nil || s != -1 || r != -1 {
 		t.Errorf(`ParseCPUs("") = %d, %d, %v`, s, r, err)
 	}
-	if s, r, err := ParseCPUs("0:0"); err != nil || s != 0 || r != 0 {
+	if s, r, err := ParseCPUs("0:0", both); err != nil || s != 0 || r != 0 {
 		t.Errorf(`ParseCPUs("0:0") = %d, %d, %v`, s, r, err)
 	}
 	n := runtime.NumCPU()
 	for _, in := range []string{"0", "0:", ":1", "a:b", "-1:0", "0:" + itoa(n), itoa(n+100) + ":0", "0:1:2"} {
-		if _, _, err := ParseCPUs(in); err == nil || strings.Contains(err.Error(), "\n") {
+		if _, _, err := ParseCPUs(in, both); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ParseCPUs(%q): err %v, want one line", in, err)
 		}
+	}
+	// With the receiver on a peer, its CPU is the peer's to check; the
+	// sender's is still this machine's.
+	senderHere := func(r workload.Role) bool { return r == workload.RoleSender }
+	if s, r, err := ParseCPUs("0:"+itoa(n+100), senderHere); err != nil || s != 0 || r != n+100 {
+		t.Errorf("ParseCPUs(0:%d) with the receiver remote = %d, %d, %v", n+100, s, r, err)
+	}
+	if _, _, err := ParseCPUs(itoa(n)+":0", senderHere); err == nil || !strings.Contains(err.Error(), "sender CPU") {
+		t.Errorf("ParseCPUs(%d:0) with the sender here: err %v, want the sender CPU out of range", n, err)
 	}
 }
 

@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/workload"
 )
 
 // Run validates the whole matrix, removes leftovers of crashed runs, then
 // runs every cell (repeating as asked) and returns the zcprof/v1 document.
+// On a failure it returns the document of the cells finished before it
+// (nil if none) with the error.
 // Cancelling ctx (Ctrl-C) stops the current run at once; everything it
 // created is released before Run returns the interruption as an error.
 func Run(ctx context.Context, o Options) (*report.Document, error) {
@@ -20,7 +22,7 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := doctor.Privileged(); err != nil {
+	if err := kernel.Privileged(); err != nil {
 		return nil, err
 	}
 	removed, err := workload.CleanupStale()
@@ -44,10 +46,13 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 			s, err := measure(ctx, cfg, o)
 			if err != nil {
 				name := cellName(report.Cell{Method: cfg.Method, RxMethod: cfg.RxMethod, Size: cfg.Size, Streams: cfg.Streams})
+				// The cells already finished are kept: the caller prints
+				// them beside the error.
+				partial := acc.partial(stacks, removed)
 				if ctx.Err() != nil {
-					return nil, fmt.Errorf("interrupted during %s (run %d); the run's threads, sockets, namespaces, files and BPF programs were released%s", name, r+1, cleanupNote(err, ctx))
+					return partial, fmt.Errorf("interrupted during %s (run %d); the run's threads, sockets, namespaces, files and BPF programs were released%s", name, r+1, cleanupNote(err, ctx))
 				}
-				return nil, fmt.Errorf("%s: %s", name, oneLine(err))
+				return partial, fmt.Errorf("%s: %s", name, oneLine(err))
 			}
 			acc.add(s)
 			samples = append(samples, s.cell)
@@ -76,12 +81,20 @@ func Run(ctx context.Context, o Options) (*report.Document, error) {
 			o.OnCell(i, len(cfgs), cell)
 		}
 	}
-	d := acc.finish()
+	return acc.partial(stacks, removed), nil
+}
+
+// partial is the document of the cells finished so far (nil if none).
+func (a *docAcc) partial(stacks []report.Stack, removed []string) *report.Document {
+	if a.doc == nil || len(a.doc.Cells) == 0 {
+		return nil
+	}
+	d := a.finish()
 	d.Stacks = stacks
 	if len(removed) > 0 {
 		d.Warnings = append(d.Warnings, "removed leftovers of an earlier zcprof run: "+strings.Join(removed, ", "))
 	}
-	return d, nil
+	return d
 }
 
 func converged(stats map[string]report.Stat, ci *CI) bool {
@@ -137,12 +150,10 @@ func (a *docAcc) add(s sample) {
 	o.BPFNS += d.Overhead.BPFNS
 	o.Events += d.Overhead.Events
 	o.Misses += d.Overhead.Misses
+	o.DispatchNS = d.Overhead.DispatchNS // measured once per process
+	o.HookDispatchNS = d.Overhead.HookDispatchNS
 	if p := d.Precision; p != nil {
-		q := a.doc.Precision
-		q.Checked += p.Checked
-		q.Failed += p.Failed
-		q.Unchecked += p.Unchecked
-		q.MaxErrPct = max(q.MaxErrPct, p.MaxErrPct)
+		a.doc.Precision.Merge(p)
 	}
 	// Per-run warnings say which cell they come from; the same words from
 	// several runs of a cell are kept once.
@@ -162,17 +173,19 @@ func (a *docAcc) warn(w string) {
 
 func (a *docAcc) finish() *report.Document {
 	d := a.doc
-	if d.Overhead.Events > 0 {
-		d.Overhead.NSPerEvent = float64(d.Overhead.BPFNS) / float64(d.Overhead.Events)
-	}
-	// measured is per cell (means); the BPF time is over all runs.
-	var runs uint64
+	// The cells hold means over their repeats: scale them back to the
+	// runs the documents covered, so that bpf_ns, events and share keep
+	// one scope (the cells' sides).
+	var scope []report.CPU
 	for _, c := range d.Cells {
-		runs += uint64(c.Repeats) * (c.Sender.CPU.OnCPUNS + c.Receiver.CPU.OnCPUNS)
+		for _, side := range []report.CPU{c.Sender.CPU, c.Receiver.CPU} {
+			n := uint64(c.Repeats)
+			scope = append(scope, report.CPU{OnCPUNS: n * side.OnCPUNS, ProbeNS: n * side.ProbeNS, ProbeEvents: n * side.ProbeEvents})
+		}
 	}
-	if runs > 0 {
-		d.Overhead.Share = float64(d.Overhead.BPFNS) / float64(runs)
-	}
+	misses, dispatch, hook := d.Overhead.Misses, d.Overhead.DispatchNS, d.Overhead.HookDispatchNS
+	report.ScopeOverhead(&d.Overhead, scope...)
+	d.Overhead.Misses, d.Overhead.DispatchNS, d.Overhead.HookDispatchNS = misses, dispatch, hook
 	return d
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
+	"github.com/zcprof/zcprof/workload/run/runtest"
 )
 
 func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
@@ -143,28 +144,10 @@ func TestCellExact(t *testing.T) {
 	}
 }
 
-// assertSchedstat: a side's exact on-CPU time, as the kernel bills it
-// (schedstat_boundary_ns), equals the sum of its threads' schedstat deltas
-// within 1% or 2 ms; so does each thread's.
+// assertSchedstat is runtest.AssertSchedstat (shared with the two-host tests).
 func assertSchedstat(t *testing.T, side string, p report.Process) {
 	t.Helper()
-	check := func(who string, c report.CPU) {
-		if c.UserNS+c.KernelNS+c.SoftirqNS+c.HardirqNS != c.OnCPUNS {
-			t.Errorf("%s: parts do not add up: %+v", who, c)
-		}
-		kernel := uint64(int64(c.OnCPUNS) + c.SchedstatBoundaryNS)
-		diff := max(kernel, c.SchedstatNS) - min(kernel, c.SchedstatNS)
-		if c.SchedstatNS > 0 && !testenv.PrecisionChecked(c.SchedstatNS) {
-			return
-		}
-		if c.SchedstatNS == 0 || diff > profiler.PrecisionBound(c.SchedstatNS)+testenv.PrecisionSlack(c.SchedstatNS) {
-			t.Errorf("%s: on-CPU %d ns (%+d boundary) vs schedstat %d ns: off by %d ns", who, c.OnCPUNS, c.SchedstatBoundaryNS, c.SchedstatNS, diff)
-		}
-	}
-	check(side, p.CPU)
-	for _, th := range p.Threads {
-		check(side+" thread "+th.Comm, th.CPU)
-	}
+	runtest.AssertSchedstat(t, side, p)
 }
 
 // TestRepeat: three runs of a cell give means and intervals of every

@@ -23,38 +23,29 @@ func verdicts(c report.Cell) []string {
 		if c.Method == workload.MethodIOUringZC {
 			what = "notifications"
 		}
-		switch {
-		case w.ZCCompletions == 0:
-			out = append(out, fmt.Sprintf("%s: no zero-copy completion was reported", c.Method))
-		case w.ZCCopied == w.ZCCompletions:
-			out = append(out, fmt.Sprintf("%s: 100%% of %s %s COPIED: the kernel copied on %s", c.Method, count(w.ZCCompletions), what, localDelivery(c.Topology)))
-		case w.ZCCopied == 0:
-			out = append(out, fmt.Sprintf("%s: zero-copy kept: none of %s %s COPIED", c.Method, count(w.ZCCompletions), what))
-		default:
-			out = append(out, fmt.Sprintf("%s: %s of %s %s COPIED: the kernel copied part of the data after all", c.Method, pct(w.ZCCopied, w.ZCCompletions), count(w.ZCCompletions), what))
+		if w.ZCCompletions > 0 && w.TxDeviceNoSG {
+			out = append(out, noSGVerdict(c, what))
+		} else {
+			out = append(out, report.CompletionVerdict(c.Method, what, w.ZCCompletions, w.ZCCopied, localDelivery(c.Topology)))
 		}
-	case workload.MethodSendfile:
-		out = append(out, "sendfile: no transmit copy: page-cache pages are referenced into the socket")
-	case workload.MethodSplice:
-		out = append(out, "splice: no transmit copy: file pages are referenced through a pipe into the socket")
-	case workload.MethodVmsplice:
-		out = append(out, "vmsplice: no transmit copy: user pages are referenced (and nothing says when they are free again)")
-	case workload.MethodIOUring:
-		out = append(out, "io_uring: IORING_OP_SEND copies into the socket like send()")
-	default:
-		out = append(out, fmt.Sprintf("%s: every byte is copied into the socket", c.Method))
 	}
-	switch c.RxMethod {
-	case workload.RxZerocopy:
-		line := fmt.Sprintf("zerocopy receive: %s of bytes mapped, %s copied", pct(w.RxMappedBytes, w.ReceivedBytes), pct(w.RxCopiedBytes, w.ReceivedBytes))
-		if w.RxMappedBytes == 0 && !zerocopyMethod(c.Method) {
+	// What the kernel did with each side's bytes: the byte classes, in
+	// the words `profile` uses.
+	if zc := c.Sender.Zerocopy; zc != nil {
+		out = append(out, "sender: "+zc.Verdict)
+	}
+	if zc := c.Receiver.Zerocopy; zc != nil {
+		line := "receiver: " + zc.Verdict
+		switch {
+		case c.RxMethod != workload.RxZerocopy || zc.RxMappedBytes != 0:
+		case c.Topology == workload.TopoRemote:
+			// What arrives is what the receiving device's driver put in
+			// its buffers, whatever the sender did.
+			line += ": nothing could be mapped: TCP_ZEROCOPY_RECEIVE maps only whole, page-aligned pages of payload, and the receiving device's buffers held none (an MTU above a page with header split or large receive buffers can)"
+		case !zerocopyMethod(c.Method):
 			line += fmt.Sprintf(": pages from %s cannot be mapped (only whole order-0 pages can, as the deferred copy of a zero-copy sender makes them)", c.Method)
 		}
 		out = append(out, line)
-	case workload.RxTrunc:
-		out = append(out, "receiver: no copy, MSG_TRUNC discards the bytes in the kernel")
-	case workload.RxSplice:
-		out = append(out, "receiver: spliced into a pipe: page frags referenced, only linear skb parts copied")
 	}
 	for _, side := range []struct {
 		name string
@@ -74,14 +65,4 @@ func verdicts(c report.Cell) []string {
 	return out
 }
 
-func count(n uint64) string {
-	s := fmt.Sprint(n)
-	out := make([]byte, 0, len(s)+len(s)/3)
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
+func count(n uint64) string { return report.Digits(n) }

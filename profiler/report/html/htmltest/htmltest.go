@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 // Status is what the page's self-check writes into #zc-status.
@@ -29,20 +31,10 @@ type Status struct {
 	Errors []string `json:"errors"`
 }
 
-// chromium finds the browser; without it the test skips, except in CI
-// (CI=true), which installs it (.ci/run) and must not skip.
+// chromium finds the browser (make deps-test installs Debian's chromium).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (.ci/run installs Debian's chromium package)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium)")
-	return ""
+	return testenv.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
 }
 
 func browse(t *testing.T, args ...string) []byte {

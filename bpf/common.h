@@ -1,0 +1,235 @@
+/* What every zcprof BPF object that reads the accounting shares with it:
+ * its per-thread and per-CPU state maps, declared once here, and small
+ * helpers. Each object gets its own copy of the declarations; the loaders
+ * replace both maps with the accounting session's (Session.SharedMaps), so
+ * that all of them read and write the same state. */
+#ifndef ZCPROF_COMMON_H
+#define ZCPROF_COMMON_H
+
+#include "accounting.h"
+
+/* Target threads by tid: generation, tgid and current path. Deleted when
+ * the thread is switched out dead, so a reused tid gets a fresh entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct zc_thread);
+} threads SEC(".maps");
+
+/* Per CPU: who runs, in which context, since when. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_cpu);
+} cpu_states SEC(".maps");
+
+/* v & mask, with what clang knows about v hidden so that it keeps the mask
+ * the verifier needs to bound an array index. */
+static __always_inline __u32 masked(__u32 v, __u32 mask)
+{
+	asm volatile("" : "+r"(v));
+	return v & mask;
+}
+
+/* This CPU's accounting state. */
+static __always_inline struct zc_cpu *this_cpu(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&cpu_states, &zero);
+}
+
+/* The current task's entry in threads, if it is a target. Looked up by tid
+ * rather than trusting a CPU's cached identity: a switch or a new target
+ * resets that cache, and a syscall's call, bytes and path must not be lost. */
+static __always_inline struct zc_thread *current_thread(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* The current task's file at fd. task->files->fdt are typed BTF pointers:
+ * plain loads. The fd array slot still needs a probe read. The fd is not
+ * checked against max_fds: a bad fd fails the syscall anyway, and the
+ * probe read cannot fault. */
+static __always_inline struct file *fd_file(long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fds = task->files->fdt->fd;
+	struct file *f = NULL;
+
+	if (fd < 0 || fd > 0xfffff)
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+/* zcprof's socket paths are TCP's: a stream socket of IPPROTO_TCP (MPTCP,
+ * UDP, AF_UNIX, netlink and raw sockets are not). */
+static __always_inline int is_tcp_stream(__u16 protocol, __u16 type)
+{
+	return protocol == IPPROTO_TCP && type == SOCK_STREAM;
+}
+
+/* The context a softirq vector runs in. */
+static __always_inline __u8 softirq_ctx(unsigned int vec)
+{
+	if (vec == NET_RX_SOFTIRQ)
+		return CTX_SOFTIRQ_NET_RX;
+	if (vec == NET_TX_SOFTIRQ)
+		return CTX_SOFTIRQ_NET_TX;
+	return CTX_SOFTIRQ_OTHER;
+}
+
+/* zcprof's own time: this handler ran from start (its first clock read)
+ * to end. Move the open span's start (last_ts) forward by as much, so that
+ * the next charge leaves it out of the thread's user, path or interrupt
+ * time, and keep it as the current task's probe time. What runs before
+ * the first clock read (tracepoint dispatch, the syscall slow path a
+ * sys_enter probe forces, resolve() in the syscall handlers) cannot be
+ * timed here: user space calibrates it (profiler/calibrate.go). */
+static __always_inline void probe_cut(struct zc_cpu *c, __u64 start, __u64 end)
+{
+	__u64 last = c->last_ts, d, to;
+
+	if (end <= start || !last)
+		return;
+	if (last <= start) {
+		d = end - start;
+		to = last + d;
+	} else {
+		/* A nested handler (an interrupt) charged past our start, or
+		 * an estimated run before us ran ahead (catch_up). */
+		if (end <= last)
+			return;
+		d = end - last;
+		to = end;
+	}
+	if (__sync_val_compare_and_swap(&c->last_ts, last, to) != last)
+		return; /* and again meanwhile: leave the span as it is */
+	c->probe_ns += d;
+	c->probe_runs++;
+}
+
+/* An estimated run (probe_done_est) moves last_ts by its slot's mean, past
+ * the clock when the handler was quicker and the next event came first:
+ * the estimate would then create time, and a loop of events closer than
+ * the mean would run ever further ahead. Every accounting handler gives
+ * the overshoot back at its clock read, before it charges or flushes
+ * anything: it is probe time of the task current since the last flush. */
+static __always_inline void catch_up(struct zc_cpu *c, __u64 now)
+{
+	__u64 last = c->last_ts, over;
+
+	if (last <= now)
+		return;
+	over = last - now;
+	if (__sync_val_compare_and_swap(&c->last_ts, last, now) != last)
+		return;
+	c->probe_ns = c->probe_ns > over ? c->probe_ns - over : 0;
+}
+
+static __always_inline void probe_done(struct zc_cpu *c, __u64 start)
+{
+	probe_cut(c, start, bpf_ktime_get_ns());
+}
+
+/* probe_done for the accounting's own handlers, the most frequent events:
+ * a clock read costs about as much as the rest of a handler, so once a
+ * slot has EST_WARM timed runs, only one run in EST_EVERY per CPU and slot
+ * reads the clock at its end; the others count the running mean of those
+ * timed runs (struct zc_run_est). A run that a nested handler interrupted
+ * is timed, and left out of the mean.
+ *
+ * The mean starts as the least of the warm-up runs and then takes only
+ * runs within 4 times it: the first runs of a slot can be many times
+ * slower (under qemu's TCG each new code path is translated first: a
+ * sendmsg slot began at tens of microseconds and its 64 calls' estimates
+ * took 2.9 ms of tx.write into probe time), and one such run in a mean
+ * would move path time into probe time for hundreds of runs after it.
+ * Outliers are still timed exactly, as the runs they are. */
+static __always_inline void probe_done_est(struct zc_cpu *c, __u64 start, __u32 slot)
+{
+	struct zc_run_est *e = &c->est[masked(slot, NR_EST - 1)];
+	__u64 end, d;
+
+	if (e->seen >= EST_WARM && e->countdown && c->last_ts <= start) {
+		e->countdown--;
+		probe_cut(c, start, start + e->mean_ns);
+		return;
+	}
+	end = bpf_ktime_get_ns();
+	d = end - start;
+	/* A run over 100 us was preempted or stolen from, not slow. */
+	if (end > start && c->last_ts <= start && d < 100000) {
+		if (e->seen < EST_WARM) {
+			if (!e->seen || d < e->mean_ns)
+				e->mean_ns = (__u32)d;
+			e->seen++;
+		} else if (d <= 4 * (__u64)e->mean_ns) {
+			/* mean = 7/8 mean + 1/8 d */
+			e->mean_ns = e->mean_ns - (e->mean_ns >> 3) + (__u32)(d >> 3);
+		}
+		e->countdown = EST_EVERY - 1;
+	}
+	probe_cut(c, start, end);
+}
+
+/* What a program cannot time on a hook other than sys_enter/sys_exit: its
+ * tracepoint's dispatch to it (the hook's wrapper and bpf_trace_run*).
+ * Measured by user space before load (calibrate.go: one more trivial
+ * program on a hook) and set in .rodata; 0 when it could not be measured. */
+const volatile __u64 cfg_hook_dispatch_ns = 0;
+
+/* The feature programs (byte classes, the softirq owner split, the
+ * sampler) and the accounting's untimed hooks are zcprof's time as well:
+ * timed like the accounting handlers, from a clock read at their start
+ * (probe_start) to probe_end, plus the hook's dispatch, cut out of what
+ * the CPU was charging and kept as the current task's probe time. */
+static __always_inline __u64 probe_start(void)
+{
+	return bpf_ktime_get_ns();
+}
+
+static __always_inline void probe_end(__u64 start)
+{
+	struct zc_cpu *c = this_cpu();
+
+	if (c && start > cfg_hook_dispatch_ns)
+		probe_done(c, start - cfg_hook_dispatch_ns);
+}
+
+/* BPF_PROG (bpf_tracing.h) with the program's run timed as zcprof's own
+ * (probe_start/probe_end around the body). */
+#define PROBE_PROG(name, args...)                                              \
+	name(unsigned long long *ctx);                                         \
+	static __always_inline typeof(name(0)) ____##name(unsigned long long *ctx, ##args); \
+	typeof(name(0)) name(unsigned long long *ctx)                          \
+	{                                                                      \
+		__u64 _t0 = probe_start();                                     \
+		typeof(name(0)) _r;                                            \
+		_Pragma("GCC diagnostic push")                                 \
+		_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")          \
+		_r = ____##name(___bpf_ctx_cast(args));                        \
+		_Pragma("GCC diagnostic pop")                                  \
+		probe_end(_t0);                                                \
+		return _r;                                                     \
+	}                                                                      \
+	static __always_inline typeof(name(0)) ____##name(unsigned long long *ctx, ##args)
+
+/* The same for a classic tracepoint program taking its record type. */
+#define PROBE_TP(name, type)                                                   \
+	name(type *ctx);                                                       \
+	static __always_inline int ____##name(type *ctx);                      \
+	int name(type *ctx)                                                    \
+	{                                                                      \
+		__u64 _t0 = probe_start();                                     \
+		int _r = ____##name(ctx);                                      \
+		probe_end(_t0);                                                \
+		return _r;                                                     \
+	}                                                                      \
+	static __always_inline int ____##name(type *ctx)
+
+#endif

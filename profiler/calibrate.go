@@ -1,0 +1,350 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
+)
+
+// Dispatch calibration: what a handler run costs that the handler cannot
+// time itself. Each accounting handler times itself from its first clock
+// read to its last (taxonomy.CtxProbe; on most runs the running mean of
+// the runs that read it twice, bpf/common.h probe_done_est); before the
+// first and after the last come
+// the tracepoint's dispatch to the program, the syscall entry/exit slow
+// path that any sys_enter/sys_exit probe forces on the task, the
+// handler's own first and last instructions, and what its code and data
+// evict from the task's caches. The accounting's own sys_enter and
+// sys_exit programs show it, loaded a second time to follow only the
+// calibrating thread: that thread's CPU for a batch of getppid() calls
+// with them attached, minus without, minus what they timed, per run. Each
+// round measures a batch without, one with, and one without again; the
+// estimate is the median over the rounds of with minus the mean of its two
+// neighbours, which cancels drifts in the machine's load that a min of
+// each kind does not. (A trivial program of two clock reads on the same
+// hooks, which this used before, left out 30-40 ns per run here, about as
+// much again as it measured: the getppid loop's reported user time came
+// out 2.5 times its tick-sampled one.)
+//
+// A second figure: with a second copy of a trivial program attached
+// (floor.bpf.c calib_*), the extra CPU per run of one more program on a
+// hook, minus its clock pair, is a tracepoint's dispatch to one more
+// program (the hook's wrapper and bpf_trace_run*) without the syscall slow
+// path, which the first copy already forced. The feature programs on other
+// hooks (byte classes, the softirq owner split, the sampler) count it per
+// run as probe time (cfg_hook_dispatch_ns, bpf/common.h).
+const (
+	calibCalls  = 30000
+	calibRounds = 9
+	// calibMaxNS caps the estimate: above it the measurement was disturbed
+	// beyond repair and counting it would hide real user or path time.
+	calibMaxNS = 1000
+)
+
+// dispatchEstimate is one calibrated figure, in ns per run, or why it
+// could not be measured (then 0).
+type dispatchEstimate struct {
+	ns  uint64
+	err error
+}
+
+// calibration holds the figures measured so far: once per process, the
+// syscall figure once per accounting backend.
+var calibration struct {
+	mu   sync.Mutex
+	hook *dispatchEstimate
+	sys  map[string]dispatchEstimate
+}
+
+// resetCalibration forgets every figure: the next session measures again.
+func resetCalibration() {
+	calibration.mu.Lock()
+	defer calibration.mu.Unlock()
+	calibration.hook, calibration.sys = nil, nil
+}
+
+// DispatchNS is the per-run cost the accounting's handlers of backend on
+// sys_enter, sys_exit and the context hooks cannot time (measured once per
+// process and backend, before anything of the session is attached); err
+// says why it could not be measured (then 0).
+func DispatchNS(backend string) (uint64, error) {
+	calibration.mu.Lock()
+	defer calibration.mu.Unlock()
+	e, ok := calibration.sys[backend]
+	if !ok {
+		e = onCalibrationThread(func() dispatchEstimate { return measureHandlerDispatch(backend) })
+		if calibration.sys == nil {
+			calibration.sys = map[string]dispatchEstimate{}
+		}
+		calibration.sys[backend] = e
+	}
+	return e.ns, e.err
+}
+
+// HookDispatchNS is a tracepoint's dispatch to one more program, which the
+// feature programs cannot time (measured once per process); err says why
+// it could not be measured (then 0).
+func HookDispatchNS() (uint64, error) {
+	calibration.mu.Lock()
+	defer calibration.mu.Unlock()
+	if calibration.hook == nil {
+		e := onCalibrationThread(measureHookDispatch)
+		calibration.hook = &e
+	}
+	return calibration.hook.ns, calibration.hook.err
+}
+
+// SetHookDispatch sets an object's cfg_hook_dispatch_ns (bpf/common.h)
+// before load: every object with programs timed by PROBE_PROG or PROBE_TP
+// declares it. 0 when it could not be measured (the session says why).
+func SetHookDispatch(spec *ebpf.CollectionSpec) error {
+	v := spec.Variables["cfg_hook_dispatch_ns"]
+	if v == nil {
+		return errors.New("object declares no cfg_hook_dispatch_ns: an object in bpf/ is stale, run make generate")
+	}
+	ns, _ := HookDispatchNS()
+	return v.Set(ns)
+}
+
+// onCalibrationThread runs measure on one OS thread of its own, never
+// reused after.
+func onCalibrationThread(measure func() dispatchEstimate) dispatchEstimate {
+	done := make(chan dispatchEstimate, 1)
+	go func() {
+		runtime.LockOSThread()
+		done <- measure()
+	}()
+	return <-done
+}
+
+// extraCPU is one figure's measurement: the extra CPU of a batch per
+// round (sorted), the program runs it covered and what they timed.
+type extraCPU struct {
+	diffs        []float64
+	timed, count uint64
+}
+
+// estimate is the median extra CPU per run minus what a run timed itself.
+func (m extraCPU) estimate() dispatchEstimate {
+	if m.count < calibRounds*calibCalls {
+		return dispatchEstimate{err: fmt.Errorf("calibration: %d program runs seen, want %d", m.count, calibRounds*calibCalls)}
+	}
+	sort.Float64s(m.diffs)
+	perRun := float64(m.timed) / float64(m.count)
+	excess := m.diffs[len(m.diffs)/2] / float64(m.count/calibRounds)
+	est := excess - perRun
+	if est <= 0 {
+		return dispatchEstimate{err: fmt.Errorf("too noisy here: a run cost %.0f ns more than none, less than the %.0f ns it timed itself", excess, perRun)}
+	}
+	return dispatchEstimate{ns: min(uint64(est), calibMaxNS)}
+}
+
+// measureHandlerDispatch measures the syscall figure with the accounting's
+// sys_enter, sys_exit and sched_switch programs of backend, loaded with
+// maps of their own that make this thread their only target.
+func measureHandlerDispatch(backend string) dispatchEstimate {
+	fail := func(err error) dispatchEstimate { return dispatchEstimate{err: fmt.Errorf("calibration: %w", err)} }
+	spec, err := accountingSpec(filterConfig{filter: filterTid, selfTgid: uint32(os.Getpid())})
+	if err != nil {
+		return fail(err)
+	}
+	// A handful of entries: one thread, a few paths.
+	for _, m := range []string{"stats", "thread_infos", "threads", "targets_tgid", "targets_tid"} {
+		spec.Maps[m].MaxEntries = 1024
+	}
+	// sched_switch too: without it a CPU that has only seen other tasks
+	// keeps them as its current one, and this thread's calls there would
+	// go uncounted.
+	points := []string{"sys_exit", "sys_enter", "sched_switch"} // in corePoints' order
+	var names []string
+	for _, tp := range points {
+		names = append(names, programName(backend, tp))
+	}
+	coll, err := loadGroup(spec, names, nil)
+	if err != nil {
+		return fail(bpf.ShortError(err))
+	}
+	defer coll.Close()
+	if err := coll.Maps["targets_tid"].Update(uint32(unix.Gettid()), uint8(1), ebpf.UpdateAny); err != nil {
+		return fail(err)
+	}
+	var m extraCPU
+	for r := 0; r < calibRounds; r++ {
+		none := getppidBatch()
+		before, err := handlerTimed(coll)
+		if err != nil {
+			return fail(err)
+		}
+		var links []link.Link
+		for _, tp := range points {
+			l, err := attach(backend, tp, coll.Programs[programName(backend, tp)])
+			if err != nil {
+				closeLinks(links)
+				return fail(err)
+			}
+			links = append(links, l)
+		}
+		with := getppidBatch()
+		if err := closeLinks(links); err != nil {
+			return fail(err)
+		}
+		after, err := handlerTimed(coll)
+		if err != nil {
+			return fail(err)
+		}
+		none2 := getppidBatch()
+		m.diffs = append(m.diffs, float64(with)-float64(none+none2)/2)
+		m.timed += after.ProbeNs - before.ProbeNs
+		m.count += after.ProbeRuns - before.ProbeRuns
+	}
+	if m.count < 2*calibRounds*calibCalls {
+		return fail(fmt.Errorf("%d handler runs seen, want %d", m.count, 2*calibRounds*calibCalls))
+	}
+	return m.estimate()
+}
+
+// handlerTimed is what the handlers of coll timed so far and over how many
+// runs: kept per CPU until a switch, then in the stats map.
+func handlerTimed(coll *ebpf.Collection) (bpf.AccountingZcCpu, error) {
+	var sum bpf.AccountingZcCpu
+	var cpus []bpf.AccountingZcCpu
+	if err := coll.Maps["cpu_states"].Lookup(uint32(0), &cpus); err != nil {
+		return sum, err
+	}
+	for _, c := range cpus {
+		sum.ProbeNs += c.ProbeNs
+		sum.ProbeRuns += c.ProbeRuns
+	}
+	var key bpf.AccountingZcStatKey
+	var vals []bpf.AccountingZcStatVal
+	it := coll.Maps["stats"].Iterate()
+	for it.Next(&key, &vals) {
+		if taxonomy.Ctx(key.Ctx) != taxonomy.CtxProbe {
+			continue
+		}
+		for _, v := range vals {
+			sum.ProbeNs += v.Ns
+			sum.ProbeRuns += v.Calls
+		}
+	}
+	return sum, it.Err()
+}
+
+// measureHookDispatch measures the hook figure: from one trivial program
+// on sys_enter and sys_exit to two.
+func measureHookDispatch() dispatchEstimate {
+	fail := func(err error) dispatchEstimate { return dispatchEstimate{err: fmt.Errorf("calibration: %w", err)} }
+	spec, err := bpf.LoadFloor()
+	if err != nil {
+		return fail(err)
+	}
+	if err := spec.Variables["calib_tid"].Set(uint32(unix.Gettid())); err != nil {
+		return fail(err)
+	}
+	for name := range spec.Programs {
+		if name != "calib_sys_enter" && name != "calib_sys_exit" {
+			delete(spec.Programs, name)
+		}
+	}
+	var colls [2]*ebpf.Collection
+	for i := range colls {
+		colls[i], err = ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
+		if err != nil {
+			return fail(bpf.ShortError(err))
+		}
+		defer colls[i].Close()
+	}
+	links, err := attachAll(colls[0], nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { closeLinks(links) }()
+	var m extraCPU
+	for r := 0; r < calibRounds; r++ {
+		one := getppidBatch()
+		before, err := floorCounts(colls[:])
+		if err != nil {
+			return fail(err)
+		}
+		second, err := attachAll(colls[1], nil)
+		if err != nil {
+			return fail(err)
+		}
+		two := getppidBatch()
+		if err := closeLinks(second); err != nil {
+			return fail(err)
+		}
+		after, err := floorCounts(colls[:])
+		if err != nil {
+			return fail(err)
+		}
+		one2 := getppidBatch()
+		m.diffs = append(m.diffs, float64(two)-float64(one+one2)/2)
+		// In the batch of two, each call ran both copies: half the runs
+		// and half their timed sum are the second copy's.
+		m.timed += (after.TimedNs - before.TimedNs) / 2
+		m.count += (after.Runs - before.Runs) / 2
+	}
+	if m.count < calibRounds*calibCalls {
+		return fail(fmt.Errorf("%d program runs seen, want %d", m.count, calibRounds*calibCalls))
+	}
+	return m.estimate()
+}
+
+// attachAll attaches every program of coll, after links (closed on error).
+func attachAll(coll *ebpf.Collection, links []link.Link) ([]link.Link, error) {
+	for _, p := range coll.Programs {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p})
+		if err != nil {
+			closeLinks(links)
+			return nil, err
+		}
+		links = append(links, l)
+	}
+	return links, nil
+}
+
+// getppidBatch is this thread's CPU time for calibCalls getppid() calls.
+func getppidBatch() uint64 {
+	var a, b unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &a)
+	for i := 0; i < calibCalls; i++ {
+		unix.Getppid()
+	}
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &b)
+	return uint64(b.Nano() - a.Nano())
+}
+
+// floorCounts sums the runs counted by every collection's programs.
+func floorCounts(colls []*ebpf.Collection) (bpf.FloorFloorCount, error) {
+	var sum bpf.FloorFloorCount
+	for _, coll := range colls {
+		var perCPU []bpf.FloorFloorCount
+		if err := coll.Maps["floor_runs"].Lookup(uint32(0), &perCPU); err != nil {
+			return sum, err
+		}
+		for _, c := range perCPU {
+			sum.Runs += c.Runs
+			sum.TimedNs += c.TimedNs
+		}
+	}
+	return sum, nil
+}
+
+func closeLinks(links []link.Link) error {
+	var errs []error
+	for _, l := range links {
+		errs = append(errs, l.Close())
+	}
+	return errors.Join(errs...)
+}

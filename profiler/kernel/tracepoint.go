@@ -1,0 +1,19 @@
+package kernel
+
+import (
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// AttachTracepoint attaches and detaches a probe on tracepoint name with
+// kind TpBTF or RawTp. It returns "" on success, else the reason.
+func (p *Probes) AttachTracepoint(e Env, kind, name string) string {
+	if kind == TpBTF {
+		return p.attachOne(e, kind, progTpAny, name, func(prog *ebpf.Program) (link.Link, error) {
+			return link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
+		})
+	}
+	return p.attachOne(e, kind, progRawTp, "", func(prog *ebpf.Program) (link.Link, error) {
+		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: prog})
+	})
+}

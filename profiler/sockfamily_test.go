@@ -1,0 +1,164 @@
+package profiler
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The socket paths (tx.write, rx.read, ...) are TCP's. A program that also
+// talks UDP and over an AF_UNIX socketpair has those syscalls in "other":
+// their bytes are on no socket path, and not on tx.io_uring either (whose
+// bytes come from each sock_sendmsg).
+
+const sockFamilyEnv = "ZCPROF_TEST_SOCK_FAMILY"
+
+type sockFamilyResult struct {
+	TCPSent, TCPRecv   uint64
+	UDPSent, UDPRecv   uint64
+	UnixSent, UnixRecv uint64
+	OtherCalls         uint64 // UDP and AF_UNIX send and receive syscalls
+}
+
+func init() { childMode(sockFamilyEnv, "socket family", runSockFamilyChild) }
+
+// loopbackPair returns two connected sockets of type typ on 127.0.0.1.
+func loopbackPair(typ int) (int, int, error) {
+	a, err := unix.Socket(unix.AF_INET, typ, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	if err := unix.Bind(a, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return -1, -1, err
+	}
+	if typ == unix.SOCK_STREAM {
+		if err := unix.Listen(a, 1); err != nil {
+			return -1, -1, err
+		}
+	}
+	sa, err := unix.Getsockname(a)
+	if err != nil {
+		return -1, -1, err
+	}
+	b, err := unix.Socket(unix.AF_INET, typ, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	if err := unix.Connect(b, sa); err != nil {
+		return -1, -1, err
+	}
+	if typ != unix.SOCK_STREAM {
+		return b, a, nil
+	}
+	c, _, err := unix.Accept(a)
+	return b, c, err
+}
+
+func runSockFamilyChild(out string) error {
+	runtime.LockOSThread()
+	var r sockFamilyResult
+	buf := make([]byte, 64<<10)
+	rbuf := make([]byte, 64<<10)
+
+	// TCP: the only bytes of tx.write and rx.read.
+	tx, rx, err := loopbackPair(unix.SOCK_STREAM)
+	if err != nil {
+		return fmt.Errorf("tcp: %w", err)
+	}
+	for range 8 {
+		n, err := unix.Write(tx, buf[:16<<10])
+		if err != nil {
+			return err
+		}
+		r.TCPSent += uint64(n)
+		for got := 0; got < n; {
+			m, err := unix.Read(rx, rbuf)
+			if err != nil {
+				return err
+			}
+			got += m
+			r.TCPRecv += uint64(m)
+		}
+	}
+
+	// UDP, with each send and receive syscall.
+	us, ur, err := loopbackPair(unix.SOCK_DGRAM)
+	if err != nil {
+		return fmt.Errorf("udp: %w", err)
+	}
+	for i := range 20 {
+		var n int
+		switch i % 3 {
+		case 0:
+			n, err = unix.Write(us, buf[:1000])
+		case 1:
+			err = unix.Send(us, buf[:1000], 0)
+			n = 1000
+		default:
+			n, err = unix.SendmsgN(us, buf[:1000], nil, nil, 0)
+		}
+		if err != nil {
+			return err
+		}
+		r.UDPSent += uint64(n)
+		if i%2 == 0 {
+			n, err = unix.Read(ur, rbuf)
+		} else {
+			n, _, err = unix.Recvfrom(ur, rbuf, 0)
+		}
+		if err != nil {
+			return err
+		}
+		r.UDPRecv += uint64(n)
+		r.OtherCalls += 2
+	}
+
+	// AF_UNIX stream socketpair.
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	for range 20 {
+		n, err := unix.Write(fds[0], buf[:4096])
+		if err != nil {
+			return err
+		}
+		r.UnixSent += uint64(n)
+		m, err := unix.Read(fds[1], rbuf)
+		if err != nil {
+			return err
+		}
+		r.UnixRecv += uint64(m)
+		r.OtherCalls += 2
+	}
+	return writeResult(out, r)
+}
+
+func TestNonTCPSocketsAreNotTCPPaths(t *testing.T) {
+	requireBPF(t)
+	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
+		t.Run(backend, func(t *testing.T) {
+			var r sockFamilyResult
+			_, p := profileChildMode(t, sockFamilyEnv, backend, &r)
+			if r.UDPSent == 0 || r.UnixSent == 0 || r.UDPRecv != r.UDPSent || r.UnixRecv != r.UnixSent {
+				t.Fatalf("child: %+v", r)
+			}
+			paths := p.Paths
+			if got := findPath(paths, "tx.write"); got.Bytes != r.TCPSent || got.Calls != 8 {
+				t.Errorf("tx.write: %d bytes in %d calls, want the TCP sends only: %d bytes in 8 calls (UDP %d, AF_UNIX %d bytes)",
+					got.Bytes, got.Calls, r.TCPSent, r.UDPSent, r.UnixSent)
+			}
+			if got := findPath(paths, "rx.read").Bytes; got != r.TCPRecv {
+				t.Errorf("rx.read: %d bytes, want the TCP receives only: %d", got, r.TCPRecv)
+			}
+			if got := findPath(paths, "tx.io_uring").Bytes; got != 0 {
+				t.Errorf("tx.io_uring: %d bytes from a program without a ring", got)
+			}
+			if got := findPath(paths, "other").Calls; got < r.OtherCalls {
+				t.Errorf("other: %d calls, want at least the %d UDP and AF_UNIX syscalls", got, r.OtherCalls)
+			}
+		})
+	}
+}
