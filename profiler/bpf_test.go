@@ -152,10 +152,9 @@ func assertPrecision(t *testing.T, d *report.Document, p report.Process) {
 		// Compared as the kernel counts: schedstat draws some switches
 		// earlier than they happen (SchedstatBoundaryNS, reported), and
 		// bills zcprof's handlers (ProbeNS) too.
-		kernelView := uint64(int64(c.RanNS()) + c.SchedstatBoundaryNS)
-		if diff := absDiff(kernelView, c.SchedstatNS); diff > PrecisionBound(c.SchedstatNS)+c.SwitchUncertainNS+testenv.PrecisionSlack(c.SchedstatNS) {
-			t.Errorf("thread %d (%s): on-CPU %d ns (%+d ns boundary) vs schedstat %d ns: off by %d ns",
-				th.TID, th.Comm, c.OnCPUNS, c.SchedstatBoundaryNS, c.SchedstatNS, diff)
+		if diff, bound := SchedstatResidual(c); diff > bound+testenv.PrecisionSlack(c.SchedstatNS) {
+			t.Errorf("thread %d (%s): on-CPU %d ns (%+d boundary, %d probe, %d switch-uncertain, %d unresolved) vs schedstat %d ns: off by %d ns",
+				th.TID, th.Comm, c.OnCPUNS, c.SchedstatBoundaryNS, c.ProbeNS, c.SwitchUncertainNS, c.UnresolvedNS, c.SchedstatNS, diff)
 		}
 	}
 }

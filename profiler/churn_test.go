@@ -191,11 +191,12 @@ func TestChurnReleasesExitedThreads(t *testing.T) {
 		t.Fatalf("the late busy process %d is not in the report", busy.PID)
 	}
 	c := p.CPU
-	kernelView := uint64(int64(c.RanNS()) + c.SchedstatBoundaryNS)
-	bound := PrecisionBound(c.SchedstatNS) + c.SwitchUncertainNS + testenv.PrecisionSlack(c.SchedstatNS)
+	kernelView := c.KernelViewNS()
+	diff, bound := SchedstatResidual(c)
+	bound += testenv.PrecisionSlack(c.SchedstatNS)
 	t.Logf("late busy process: %d ns measured (%d on-CPU, %+d boundary), schedstat %d ns, its own clock %d ns before its exit, bound %d ns",
 		c.RanNS(), c.OnCPUNS, c.SchedstatBoundaryNS, c.SchedstatNS, busy.CPUNS, bound)
-	if diff := absDiff(kernelView, c.SchedstatNS); diff > bound {
+	if diff > bound {
 		t.Errorf("late busy process: %d ns measured vs schedstat %d ns: off by %d ns (bound %d)", kernelView, c.SchedstatNS, diff, bound)
 	}
 	// Its own clock (a sum_exec_runtime too, so compared as the kernel

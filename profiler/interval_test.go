@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
@@ -101,6 +102,20 @@ func TestPrecisionBound(t *testing.T) {
 		if got := PrecisionBound(c.runtime); got != c.bound {
 			t.Errorf("PrecisionBound(%d) = %d, want %d", c.runtime, got, c.bound)
 		}
+	}
+}
+
+func TestSchedstatResidual(t *testing.T) {
+	// 1 s of the workload and 3 ms of handlers, 4 ms of which the kernel
+	// billed to another task at a wakeup: 999 ms as the kernel bills it.
+	c := report.CPU{OnCPUNS: 1e9, ProbeNS: 3e6, SchedstatBoundaryNS: -4e6, SchedstatNS: 1.005e9, SwitchUncertainNS: 5e5}
+	diff, bound := SchedstatResidual(c)
+	if diff != 6e6 || bound != 10.55e6 {
+		t.Errorf("SchedstatResidual(%+v) = %d, %d; want 6000000, 10550000", c, diff, bound)
+	}
+	c.SchedstatNS = 0.99e9
+	if diff, _ := SchedstatResidual(c); diff != 9e6 {
+		t.Errorf("SchedstatResidual(%+v) = %d, want 9000000", c, diff)
 	}
 }
 

@@ -36,6 +36,17 @@ func PrecisionBound(runtime uint64) uint64 {
 	return b
 }
 
+// SchedstatResidual is how far a reported thread or process, as the kernel
+// bills it (KernelViewNS), is from its schedstat delta, and the residual the
+// self-check allows it: PrecisionBound plus the time around context switches
+// the kernel did not report, whose split between this thread and another is
+// unknown (switch_uncertain_ns).
+func SchedstatResidual(c report.CPU) (diff, bound uint64) {
+	kernelView := c.KernelViewNS()
+	diff = max(kernelView, c.SchedstatNS) - min(kernelView, c.SchedstatNS)
+	return diff, PrecisionBound(c.SchedstatNS) + c.SwitchUncertainNS
+}
+
 // KernelClock is what decides how the kernel's sum_exec_runtime differs
 // from the on-CPU time zcprof measures.
 type KernelClock struct {

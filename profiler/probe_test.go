@@ -147,9 +147,7 @@ func TestSyscallLoopProbeTimeIsOwn(t *testing.T) {
 		// Under software emulation the document's native bounds do not
 		// hold (known-issues.md, "The clock jumps under a waiting vCPU"):
 		// what the threads ran against schedstat, with the guests' slack.
-		ran := uint64(int64(cpu.RanNS()) + cpu.SchedstatBoundaryNS)
-		diff := max(ran, cpu.SchedstatNS) - min(ran, cpu.SchedstatNS)
-		if diff > PrecisionBound(cpu.SchedstatNS)+testenv.PrecisionSlack(cpu.SchedstatNS) {
+		if diff, bound := SchedstatResidual(cpu); diff > bound+testenv.PrecisionSlack(cpu.SchedstatNS) {
 			t.Errorf("ran %s (boundary %d ns) against schedstat %s", fmtNS(cpu.RanNS()), cpu.SchedstatBoundaryNS, fmtNS(cpu.SchedstatNS))
 		}
 	} else if d := res.Document.Precision; d == nil || d.Checked == 0 || d.Failed != 0 {

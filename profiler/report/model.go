@@ -181,6 +181,10 @@ type CPU struct {
 // zcprof's handlers in it (schedstat bills both).
 func (c CPU) RanNS() uint64 { return c.OnCPUNS + c.ProbeNS }
 
+// KernelViewNS is RanNS as sum_exec_runtime bills it, the schedstat
+// boundary term added back: what schedstat_ns should equal.
+func (c CPU) KernelViewNS() uint64 { return uint64(int64(c.RanNS()) + c.SchedstatBoundaryNS) }
+
 // Path is one path of the taxonomy (docs/architecture.md): a syscall path, or a
 // non-syscall context (user, softirq.*, hardirq). CPUNS of all paths of an
 // entry add up to its on_cpu_ns.

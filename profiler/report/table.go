@@ -55,7 +55,7 @@ func writeProcess(bw *errWriter, p Process, durationNS uint64) {
 		Seconds(c.UserNS), Seconds(c.KernelNS), Seconds(c.SoftirqNS),
 		Seconds(c.SoftirqNetRxNS), Seconds(c.SoftirqNetTxNS), Seconds(c.SoftirqOtherNS), Seconds(c.HardirqNS), Seconds(c.ProbeNS))
 	bw.printf("  kernel's own figures: schedstat %s (measured %s%s)  times(): user %s system %s\n",
-		Seconds(c.SchedstatNS), signedPercent(uint64(int64(c.RanNS())+c.SchedstatBoundaryNS), c.SchedstatNS),
+		Seconds(c.SchedstatNS), signedPercent(c.KernelViewNS(), c.SchedstatNS),
 		boundaryNote(c.SchedstatBoundaryNS), Seconds(c.TimesUserNS), Seconds(c.TimesSystemNS))
 	writePaths(bw, "  ", p.Paths)
 	if why := TimesExplanation(c); why != "" {

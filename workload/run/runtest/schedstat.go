@@ -22,13 +22,11 @@ func AssertSchedstat(t testing.TB, side string, p report.Process) {
 		if c.UserNS+c.KernelNS+c.SoftirqNS+c.HardirqNS != c.OnCPUNS {
 			t.Errorf("%s: parts do not add up: %+v", who, c)
 		}
-		// What the threads ran: their own time and zcprof's handlers in it.
-		kernel := uint64(int64(c.RanNS()) + c.SchedstatBoundaryNS)
-		diff := max(kernel, c.SchedstatNS) - min(kernel, c.SchedstatNS)
 		if c.SchedstatNS > 0 && !testenv.PrecisionChecked(c.SchedstatNS) {
 			return
 		}
-		if c.SchedstatNS == 0 || diff > profiler.PrecisionBound(c.SchedstatNS)+c.SwitchUncertainNS+testenv.PrecisionSlack(c.SchedstatNS) {
+		diff, bound := profiler.SchedstatResidual(c)
+		if c.SchedstatNS == 0 || diff > bound+testenv.PrecisionSlack(c.SchedstatNS) {
 			t.Errorf("%s: on-CPU %d ns (%+d boundary, %d probe, %d switch-uncertain, %d unresolved) vs schedstat %d ns: off by %d ns",
 				who, c.OnCPUNS, c.SchedstatBoundaryNS, c.ProbeNS, c.SwitchUncertainNS, c.UnresolvedNS, c.SchedstatNS, diff)
 		}
