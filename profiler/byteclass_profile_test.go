@@ -35,17 +35,7 @@ type transferChildResult struct {
 // init, not TestMain: the child mode belongs to this file. The spawn
 // helper (the binary re-executed before exec) carries the same
 // environment and must not start a transfer.
-func init() {
-	spec := os.Getenv(transferChildEnv)
-	if spec == "" || (len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "__zcprof")) {
-		return
-	}
-	if err := runTransferChild(spec); err != nil {
-		fmt.Fprintln(os.Stderr, "transfer child:", err)
-		os.Exit(3)
-	}
-	os.Exit(0)
-}
+func init() { childMode(transferChildEnv, "transfer", runTransferChild) }
 
 func runTransferChild(specJSON string) error {
 	var spec transferChildSpec

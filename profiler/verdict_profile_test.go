@@ -46,17 +46,7 @@ type peerChildResult struct {
 	Sent                   uint64 // sendfile
 }
 
-func init() {
-	spec := os.Getenv(peerChildEnv)
-	if spec == "" || (len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "__zcprof")) {
-		return
-	}
-	if err := runPeerChild(spec); err != nil {
-		fmt.Fprintln(os.Stderr, "peer child:", err)
-		os.Exit(3)
-	}
-	os.Exit(0)
-}
+func init() { childMode(peerChildEnv, "peer", runPeerChild) }
 
 func runPeerChild(specJSON string) error {
 	var spec peerChildSpec
