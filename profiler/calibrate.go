@@ -127,21 +127,60 @@ func onCalibrationThread(measure func() dispatchEstimate) dispatchEstimate {
 	return <-done
 }
 
-// extraCPU is one figure's measurement: the extra CPU of a batch per
-// round (sorted), the program runs it covered and what they timed.
-type extraCPU struct {
-	diffs        []float64
-	timed, count uint64
+// calibrationFailed says why a figure could not be measured.
+func calibrationFailed(err error) dispatchEstimate {
+	return dispatchEstimate{err: fmt.Errorf("calibration: %w", err)}
 }
 
-// estimate is the median extra CPU per run minus what a run timed itself.
-func (m extraCPU) estimate() dispatchEstimate {
-	if m.count < calibRounds*calibCalls {
-		return dispatchEstimate{err: fmt.Errorf("calibration: %d program runs seen, want %d", m.count, calibRounds*calibCalls)}
+// batchPair is what one figure's rounds compare: the programs under test,
+// attached for one batch, and the counts of what they timed.
+type batchPair struct {
+	attach func() ([]link.Link, error)
+	// counted reads the runs and timed ns counted so far; of those counted
+	// during the batch with the programs, 1/share are theirs.
+	counted func() (timedNS, runs uint64, err error)
+	share   uint64
+	// runsPerCall is how many runs each getppid() gives the programs under
+	// test at least (fewer: they missed calls).
+	runsPerCall uint64
+}
+
+// measure runs calibRounds rounds of a batch without the programs, one
+// with, and one without again, and estimates their untimed cost per run:
+// the median over the rounds of with minus the mean of its neighbours, per
+// run, minus what a run timed itself.
+func (b batchPair) measure() dispatchEstimate {
+	var diffs []float64
+	var timed, count uint64
+	for r := 0; r < calibRounds; r++ {
+		none := getppidBatch()
+		timed0, runs0, err := b.counted()
+		if err != nil {
+			return calibrationFailed(err)
+		}
+		links, err := b.attach()
+		if err != nil {
+			return calibrationFailed(err)
+		}
+		with := getppidBatch()
+		if err := closeLinks(links); err != nil {
+			return calibrationFailed(err)
+		}
+		timed1, runs1, err := b.counted()
+		if err != nil {
+			return calibrationFailed(err)
+		}
+		none2 := getppidBatch()
+		diffs = append(diffs, float64(with)-float64(none+none2)/2)
+		timed += (timed1 - timed0) / b.share
+		count += (runs1 - runs0) / b.share
 	}
-	sort.Float64s(m.diffs)
-	perRun := float64(m.timed) / float64(m.count)
-	excess := m.diffs[len(m.diffs)/2] / float64(m.count/calibRounds)
+	if want := b.runsPerCall * calibRounds * calibCalls; count < want {
+		return calibrationFailed(fmt.Errorf("%d program runs seen, want %d", count, want))
+	}
+	sort.Float64s(diffs)
+	perRun := float64(timed) / float64(count)
+	excess := diffs[len(diffs)/2] / float64(count/calibRounds)
 	est := excess - perRun
 	if est <= 0 {
 		return dispatchEstimate{err: fmt.Errorf("too noisy here: a run cost %.0f ns more than none, less than the %.0f ns it timed itself", excess, perRun)}
@@ -153,10 +192,9 @@ func (m extraCPU) estimate() dispatchEstimate {
 // sys_enter, sys_exit and sched_switch programs of backend, loaded with
 // maps of their own that make this thread their only target.
 func measureHandlerDispatch(backend string) dispatchEstimate {
-	fail := func(err error) dispatchEstimate { return dispatchEstimate{err: fmt.Errorf("calibration: %w", err)} }
 	spec, err := accountingSpec(filterConfig{filter: filterTid, selfTgid: uint32(os.Getpid())})
 	if err != nil {
-		return fail(err)
+		return calibrationFailed(err)
 	}
 	// A handful of entries: one thread, a few paths.
 	for _, m := range []string{"stats", "thread_infos", "threads", "targets_tgid", "targets_tid"} {
@@ -172,45 +210,32 @@ func measureHandlerDispatch(backend string) dispatchEstimate {
 	}
 	coll, err := loadGroup(spec, names, nil)
 	if err != nil {
-		return fail(bpf.ShortError(err))
+		return calibrationFailed(bpf.ShortError(err))
 	}
 	defer coll.Close()
 	if err := coll.Maps["targets_tid"].Update(uint32(unix.Gettid()), uint8(1), ebpf.UpdateAny); err != nil {
-		return fail(err)
+		return calibrationFailed(err)
 	}
-	var m extraCPU
-	for r := 0; r < calibRounds; r++ {
-		none := getppidBatch()
-		before, err := handlerTimed(coll)
-		if err != nil {
-			return fail(err)
-		}
-		var links []link.Link
-		for _, tp := range points {
-			l, err := attach(backend, tp, coll.Programs[programName(backend, tp)])
-			if err != nil {
-				closeLinks(links)
-				return fail(err)
+	return batchPair{
+		attach: func() ([]link.Link, error) {
+			var links []link.Link
+			for _, tp := range points {
+				l, err := attach(backend, tp, coll.Programs[programName(backend, tp)])
+				if err != nil {
+					closeLinks(links)
+					return nil, err
+				}
+				links = append(links, l)
 			}
-			links = append(links, l)
-		}
-		with := getppidBatch()
-		if err := closeLinks(links); err != nil {
-			return fail(err)
-		}
-		after, err := handlerTimed(coll)
-		if err != nil {
-			return fail(err)
-		}
-		none2 := getppidBatch()
-		m.diffs = append(m.diffs, float64(with)-float64(none+none2)/2)
-		m.timed += after.ProbeNs - before.ProbeNs
-		m.count += after.ProbeRuns - before.ProbeRuns
-	}
-	if m.count < 2*calibRounds*calibCalls {
-		return fail(fmt.Errorf("%d handler runs seen, want %d", m.count, 2*calibRounds*calibCalls))
-	}
-	return m.estimate()
+			return links, nil
+		},
+		counted: func() (uint64, uint64, error) {
+			t, err := handlerTimed(coll)
+			return t.ProbeNs, t.ProbeRuns, err
+		},
+		share:       1,
+		runsPerCall: 2, // sys_enter and sys_exit
+	}.measure()
 }
 
 // handlerTimed is what the handlers of coll timed so far and over how many
@@ -243,13 +268,12 @@ func handlerTimed(coll *ebpf.Collection) (bpf.AccountingZcCpu, error) {
 // measureHookDispatch measures the hook figure: from one trivial program
 // on sys_enter and sys_exit to two.
 func measureHookDispatch() dispatchEstimate {
-	fail := func(err error) dispatchEstimate { return dispatchEstimate{err: fmt.Errorf("calibration: %w", err)} }
 	spec, err := bpf.LoadFloor()
 	if err != nil {
-		return fail(err)
+		return calibrationFailed(err)
 	}
 	if err := spec.Variables["calib_tid"].Set(uint32(unix.Gettid())); err != nil {
-		return fail(err)
+		return calibrationFailed(err)
 	}
 	for name := range spec.Programs {
 		if name != "calib_sys_enter" && name != "calib_sys_exit" {
@@ -260,45 +284,26 @@ func measureHookDispatch() dispatchEstimate {
 	for i := range colls {
 		colls[i], err = ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
 		if err != nil {
-			return fail(bpf.ShortError(err))
+			return calibrationFailed(bpf.ShortError(err))
 		}
 		defer colls[i].Close()
 	}
 	links, err := attachAll(colls[0], nil)
 	if err != nil {
-		return fail(err)
+		return calibrationFailed(err)
 	}
 	defer func() { closeLinks(links) }()
-	var m extraCPU
-	for r := 0; r < calibRounds; r++ {
-		one := getppidBatch()
-		before, err := floorCounts(colls[:])
-		if err != nil {
-			return fail(err)
-		}
-		second, err := attachAll(colls[1], nil)
-		if err != nil {
-			return fail(err)
-		}
-		two := getppidBatch()
-		if err := closeLinks(second); err != nil {
-			return fail(err)
-		}
-		after, err := floorCounts(colls[:])
-		if err != nil {
-			return fail(err)
-		}
-		one2 := getppidBatch()
-		m.diffs = append(m.diffs, float64(two)-float64(one+one2)/2)
+	return batchPair{
+		attach: func() ([]link.Link, error) { return attachAll(colls[1], nil) },
+		counted: func() (uint64, uint64, error) {
+			c, err := floorCounts(colls[:])
+			return c.TimedNs, c.Runs, err
+		},
 		// In the batch of two, each call ran both copies: half the runs
 		// and half their timed sum are the second copy's.
-		m.timed += (after.TimedNs - before.TimedNs) / 2
-		m.count += (after.Runs - before.Runs) / 2
-	}
-	if m.count < calibRounds*calibCalls {
-		return fail(fmt.Errorf("%d program runs seen, want %d", m.count, calibRounds*calibCalls))
-	}
-	return m.estimate()
+		share:       2,
+		runsPerCall: 1,
+	}.measure()
 }
 
 // attachAll attaches every program of coll, after links (closed on error).
