@@ -714,14 +714,13 @@ static __always_inline void restart_entered(struct zc_thread *t, long nr)
 		t->restart_nr = 0;
 }
 
-/* At sys_exit of rt_sigreturn (orig_ax -1): -EINTR is the interrupted call's own return
- * (its handler had no SA_RESTART), so it is counted now, as one call of its
- * path with no time (its time was charged when it ended). Anything else is
- * the syscall number the kernel put back to restart it. */
-static __always_inline void restart_returned(struct zc_cpu *c, __u64 now, struct zc_thread *t, long ret)
+/* At sys_exit of rt_sigreturn (orig_ax -1) returning -EINTR: that is the
+ * interrupted call's own return (its handler had no SA_RESTART), so it is
+ * counted now, as one call of its path with no time (its time was charged
+ * when it ended). Any other return is the syscall number the kernel put
+ * back to restart it. */
+static __always_inline void restart_returned(struct zc_cpu *c, __u64 now, struct zc_thread *t)
 {
-	if (ret != -EINTR)
-		return;
 	charge_as(c, now, t->gen, t->restart_path, 1, 0);
 	t->restart_nr = 0;
 }
@@ -874,7 +873,7 @@ static __always_inline int on_sys_exit(long ret)
 		/* rt_sigreturn's restore_sigcontext sets orig_ax to -1. */
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		if ((long)regs->orig_ax == -1)
-			restart_returned(c, now, t, ret);
+			restart_returned(c, now, t);
 	}
 	t->path = PATH_USER;
 	set_cpu_path(c, PATH_USER);
@@ -996,8 +995,7 @@ static __always_inline int on_enter_ctx(__u8 ctx)
 
 	if (!c)
 		return 0;
-	catch_up(c, now);
-	resolve(c, now);
+	resolve(c, now); /* dispatch_cut catches up before anything is charged */
 	settle_unknown(c);
 	now = dispatch_cut(c, now);
 	charge(c, now, 0, 0);
@@ -1017,7 +1015,6 @@ static __always_inline int on_exit_ctx(__u8 ctx)
 
 	if (!c)
 		return 0;
-	catch_up(c, now);
 	resolve(c, now);
 	if (c->depth == 0) {
 		/* Entered before we attached: the time since the last event
@@ -1134,7 +1131,7 @@ static __always_inline int on_sock_send_length(int ret)
 	return 0;
 }
 
-/* ---- tp_btf ---- */
+/* ---- programs, tp_btf and raw_tp ---- */
 
 /* Syscall tracepoints are faultable since 6.14: their probes run with
  * preemption on, and a handler could be preempted and migrated while it
@@ -1168,11 +1165,25 @@ static __always_inline int sys_exit_pinned(long r)
 	return ret;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long id) { return sys_enter_pinned(id); }
+/* Each hook under both backends: tp_btf and raw_tp take the same typed
+ * arguments through BPF_PROG (or PROBE_PROG), so one body serves both.
+ * Only what a handler dereferences differs (raw_tp needs probe reads):
+ * sched_switch and sched_process_exec are spelled out per backend. */
+#define ON_BOTH(tp, name, prog, body, args...)                                  \
+	SEC("tp_btf/" #tp) int prog(btf_##name, args) body                      \
+	SEC("raw_tp/" #tp) int prog(raw_##name, args) body
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret) { return sys_exit_pinned(ret); }
+ON_BOTH(sys_enter, sys_enter, BPF_PROG, { return sys_enter_pinned(id); }, struct pt_regs *regs, long id)
+ON_BOTH(sys_exit, sys_exit, BPF_PROG, { return sys_exit_pinned(ret); }, struct pt_regs *regs, long ret)
+ON_BOTH(softirq_entry, softirq_entry, BPF_PROG, { return on_enter_ctx(softirq_ctx(vec)); }, unsigned int vec)
+ON_BOTH(softirq_exit, softirq_exit, BPF_PROG, { return on_exit_ctx(softirq_ctx(vec)); }, unsigned int vec)
+ON_BOTH(irq_handler_entry, irq_entry, BPF_PROG, { return on_enter_ctx(CTX_HARDIRQ); }, int irq)
+ON_BOTH(irq_handler_exit, irq_exit, BPF_PROG, { return on_exit_ctx(CTX_HARDIRQ); }, int irq)
+ON_BOTH(sched_process_fork, fork, BPF_PROG, { return on_fork(parent, child); },
+	struct task_struct *parent, struct task_struct *child)
+ON_BOTH(sched_process_exit, exit, BPF_PROG, { return on_process_exit(task); }, struct task_struct *task)
+ON_BOTH(sock_send_length, sock_send_length, PROBE_PROG, { return on_sock_send_length(ret); },
+	struct sock *sk, int ret)
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -1182,41 +1193,6 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	return on_switch(prev, prev_state, prev->se.exec_start, next->pid, next->se.exec_start);
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(btf_softirq_entry, unsigned int vec) { return on_enter_ctx(softirq_ctx(vec)); }
-
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(btf_softirq_exit, unsigned int vec) { return on_exit_ctx(softirq_ctx(vec)); }
-
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(btf_irq_entry, int irq) { return on_enter_ctx(CTX_HARDIRQ); }
-
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(btf_irq_exit, int irq) { return on_exit_ctx(CTX_HARDIRQ); }
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
-{
-	return on_fork(parent, child);
-}
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid) { return on_exec(p->pid, old_pid); }
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(btf_exit, struct task_struct *task) { return on_process_exit(task); }
-
-SEC("tp_btf/sock_send_length")
-int PROBE_PROG(btf_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }
-
-/* ---- raw_tp ---- */
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id) { return sys_enter_pinned(id); }
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret) { return sys_exit_pinned(ret); }
-
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -1225,32 +1201,11 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 			 BPF_CORE_READ(next, se.exec_start));
 }
 
-SEC("raw_tp/softirq_entry")
-int BPF_PROG(raw_softirq_entry, unsigned int vec) { return on_enter_ctx(softirq_ctx(vec)); }
-
-SEC("raw_tp/softirq_exit")
-int BPF_PROG(raw_softirq_exit, unsigned int vec) { return on_exit_ctx(softirq_ctx(vec)); }
-
-SEC("raw_tp/irq_handler_entry")
-int BPF_PROG(raw_irq_entry, int irq) { return on_enter_ctx(CTX_HARDIRQ); }
-
-SEC("raw_tp/irq_handler_exit")
-int BPF_PROG(raw_irq_exit, int irq) { return on_exit_ctx(CTX_HARDIRQ); }
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(raw_fork, struct task_struct *parent, struct task_struct *child)
-{
-	return on_fork(parent, child);
-}
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_exec, struct task_struct *p, pid_t old_pid) { return on_exec(p->pid, old_pid); }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(raw_exec, struct task_struct *p, pid_t old_pid)
 {
 	return on_exec(BPF_CORE_READ(p, pid), old_pid);
 }
-
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(raw_exit, struct task_struct *task) { return on_process_exit(task); }
-
-SEC("raw_tp/sock_send_length")
-int PROBE_PROG(raw_sock_send_length, struct sock *sk, int ret) { return on_sock_send_length(ret); }
