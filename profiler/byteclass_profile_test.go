@@ -82,19 +82,7 @@ func profileTransfer(t *testing.T, cfg workload.Config, mode string) (report.Pro
 	}
 	t.Setenv(transferChildEnv, string(spec))
 	var r transferChildResult
-	d := profileSelf(t, ProfileOptions{ByteClasses: mode}, out, &r).Document
-	if d.Backends.ByteClasses != mode {
-		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, mode, d.Backends.Unavailable)
-	}
-	assertDetached(t, d.Backends.ProgramIDs)
-	assertByteClassesLoaded(t, d, mode)
-	if len(d.Processes) != 1 {
-		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
-	}
-	p := d.Processes[0]
-	if p.Zerocopy == nil || p.Zerocopy.Source != report.ZerocopySourceKernel {
-		t.Fatalf("zerocopy %+v", p.Zerocopy)
-	}
+	p, d := profileByteClassChild(t, mode, out, &r)
 	return p, r, d
 }
 

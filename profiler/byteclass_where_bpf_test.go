@@ -104,7 +104,7 @@ func netIfindex(name string) (int, error) {
 func sendfileFrom(t *testing.T, src int, size uint64, mode, unsupported string) (*report.Zerocopy, uint64) {
 	t.Helper()
 	skipWithoutTracepoint(t, mode)
-	tx, rx := tcpPair(t)
+	tx, rx := testenv.TCPPair(t)
 	ready := make(chan int, 2)
 	start := make(chan struct{})
 	sent := make(chan uint64, 1)
@@ -185,37 +185,6 @@ func sendfileFrom(t *testing.T, src int, size uint64, mode, unsupported string) 
 		}
 	}
 	return ZerocopyFor(both), n
-}
-
-func tcpPair(t *testing.T) (tx, rx int) {
-	t.Helper()
-	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(ln)
-	if err := unix.Bind(ln, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(ln, 1); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tx, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(tx) })
-	if err := unix.Connect(tx, sa); err != nil {
-		t.Fatal(err)
-	}
-	if rx, _, err = unix.Accept4(ln, unix.SOCK_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(rx) })
-	return tx, rx
 }
 
 func TestSendfileSourceThatCannotSplice(t *testing.T) {

@@ -182,6 +182,28 @@ func envFloat(name string, def float64) float64 {
 	return def
 }
 
+// profileByteClassChild profiles a child mode of this test binary with byte
+// classes from mode, checks that the session attached what mode needs and
+// released it, and returns the child's entry, the only one, with the
+// kernel's zero-copy figures.
+func profileByteClassChild(t *testing.T, mode, out string, result any) (report.Process, *report.Document) {
+	t.Helper()
+	d := profileSelf(t, ProfileOptions{ByteClasses: mode}, out, result).Document
+	if d.Backends.ByteClasses != mode {
+		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, mode, d.Backends.Unavailable)
+	}
+	assertDetached(t, d.Backends.ProgramIDs)
+	assertByteClassesLoaded(t, d, mode)
+	if len(d.Processes) != 1 {
+		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
+	}
+	p := d.Processes[0]
+	if p.Zerocopy == nil || p.Zerocopy.Source != report.ZerocopySourceKernel {
+		t.Fatalf("zerocopy %+v", p.Zerocopy)
+	}
+	return p, d
+}
+
 // childMode runs a child mode of this test binary, from an init: when env
 // is set (and this is not the spawn helper, which is re-executed before the
 // exec with the same environment), run gets its value and the process exits.

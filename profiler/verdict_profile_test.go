@@ -263,19 +263,7 @@ func profilePeer(t *testing.T, spec peerChildSpec, mode string) (report.Process,
 	}
 	t.Setenv(peerChildEnv, string(b))
 	var r peerChildResult
-	d := profileSelf(t, ProfileOptions{ByteClasses: mode}, spec.Out, &r).Document
-	if d.Backends.ByteClasses != mode {
-		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, mode, d.Backends.Unavailable)
-	}
-	assertDetached(t, d.Backends.ProgramIDs)
-	assertByteClassesLoaded(t, d, mode)
-	if len(d.Processes) != 1 {
-		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
-	}
-	p := d.Processes[0]
-	if p.Zerocopy == nil || p.Zerocopy.Source != report.ZerocopySourceKernel {
-		t.Fatalf("zerocopy %+v", p.Zerocopy)
-	}
+	p, d := profileByteClassChild(t, mode, spec.Out, &r)
 	t.Logf("verdict: %s\nreason: %s", p.Zerocopy.Verdict, p.Zerocopy.Reason)
 	return p, r, d
 }

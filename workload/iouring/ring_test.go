@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 func newRing(t *testing.T, entries uint32) *Ring {
@@ -146,42 +148,12 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
-// tcpPair returns a connected loopback TCP pair (client, server).
-func tcpPair(t *testing.T) (int, int) {
-	t.Helper()
-	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(ln)
-	if err := unix.Bind(ln, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(ln, 1); err != nil {
-		t.Fatal(err)
-	}
-	sa, _ := unix.Getsockname(ln)
-	c, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Connect(c, sa); err != nil {
-		t.Fatal(err)
-	}
-	s, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(c); unix.Close(s) })
-	return c, s
-}
-
 func TestSendZCNotification(t *testing.T) {
 	r := newRing(t, 4)
 	if ok, err := Supported(OpSendZC); err != nil || !ok {
 		t.Skipf("SEND_ZC not supported: %v", err)
 	}
-	c, s := tcpPair(t)
+	c, s := testenv.TCPPair(t)
 	buf := bytes.Repeat([]byte{0xab}, 64<<10)
 	const sends = 4
 	for i := range sends {
