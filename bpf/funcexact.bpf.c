@@ -78,7 +78,7 @@ struct {
 	__type(value, __u64);
 } fx_counters SEC(".maps");
 
-static __always_inline void count(__u32 slot, __u64 n)
+static __always_inline void count_slot(__u32 slot, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&fx_counters, &slot);
 
@@ -139,7 +139,7 @@ static __always_inline __u64 level_clock(struct zc_fx_cpu *fc, __u32 d, __u64 no
 	return now - fc->intr_ns[masked(d, FX_LEVELS - 1)];
 }
 
-static __always_inline int on_switch(__u32 prev_state, __u32 next_tid)
+static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(); /* current is still prev */
 	struct zc_fx_cpu *fc = fx_cpu();
@@ -266,7 +266,7 @@ static __always_inline int locate(struct fx_where *w, struct zc_fx_cpu *fc, __u6
 			return 0;
 		if (bpf_map_update_elem(&fx_threads, &tid, &fresh, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&fx_threads, &tid)) {
-			count(FX_CNT_DROPPED, 1);
+			count_slot(FX_CNT_DROPPED, 1);
 			return 0;
 		}
 		t = bpf_map_lookup_elem(&fx_threads, &tid);
@@ -292,8 +292,8 @@ static __always_inline int fx_enter(__u32 func, __u64 arg)
 	top = w.st->top;
 	if (top >= FX_DEPTH) {
 		/* Only missed exits pile up this deep: start over. */
-		count(FX_CNT_OVERFLOW, 1);
-		count(FX_CNT_UNWOUND, top);
+		count_slot(FX_CNT_OVERFLOW, 1);
+		count_slot(FX_CNT_UNWOUND, top);
 		top = 0;
 	}
 	fr = &w.st->f[masked(top, FX_DEPTH - 1)];
@@ -333,12 +333,12 @@ static __always_inline int fx_pop(__u32 func, struct fx_call *call)
 			found = i;
 	}
 	if (found < 0) {
-		count(FX_CNT_NO_FRAME, 1);
+		count_slot(FX_CNT_NO_FRAME, 1);
 		return 0;
 	}
 	idx = masked(found, FX_DEPTH - 1);
 	if (top > idx + 1)
-		count(FX_CNT_UNWOUND, top - idx - 1);
+		count_slot(FX_CNT_UNWOUND, top - idx - 1);
 	fr = &w.st->f[idx];
 	call->ns = w.clk > fr->start ? w.clk - fr->start : 0;
 	call->child = fr->child < call->ns ? fr->child : call->ns;
@@ -363,7 +363,7 @@ static __always_inline void fx_record(__u32 func, struct fx_call *call, __u64 by
 		bpf_map_update_elem(&fx_stats, &k, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&fx_stats, &k);
 		if (!v) {
-			count(FX_CNT_DROPPED, 1);
+			count_slot(FX_CNT_DROPPED, 1);
 			return;
 		}
 	}
@@ -513,7 +513,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(fxb_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(prev_state, next->pid);
+	return on_task_switch(prev_state, next->pid);
 }
 
 SEC("tp_btf/softirq_entry")
@@ -534,7 +534,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(fxr_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(prev_state, BPF_CORE_READ(next, pid));
+	return on_task_switch(prev_state, BPF_CORE_READ(next, pid));
 }
 
 SEC("raw_tp/softirq_entry")

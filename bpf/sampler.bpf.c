@@ -75,7 +75,7 @@ static __always_inline void count_n(__u32 stat, __u64 n)
 		*v += n;
 }
 
-static __always_inline void count(__u32 stat) { count_n(stat, 1); }
+static __always_inline void count_stat(__u32 stat) { count_n(stat, 1); }
 
 /* in_rep_movs: the interrupted instruction is a rep movs. On FSRM CPUs
  * copy_user_generic is an inline rep movsb, so a user copy runs in
@@ -94,7 +94,7 @@ static __always_inline bool in_rep_movs(__u64 ip)
 }
 
 /* add counts one sample under key in a counting hash map. */
-static __always_inline void add(void *map, const void *key)
+static __always_inline void add_sample(void *map, const void *key)
 {
 	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
 
@@ -108,7 +108,7 @@ static __always_inline void add(void *map, const void *key)
 		if (v)
 			__sync_fetch_and_add(v, 1);
 		else
-			count(ZC_STAT_DROPPED);
+			count_stat(ZC_STAT_DROPPED);
 	}
 }
 
@@ -169,7 +169,7 @@ int PROBE_TP(zc_sample, struct bpf_perf_event_data)
 	__u8 kind, early;
 	long n;
 
-	count(ZC_STAT_SAMPLES);
+	count_stat(ZC_STAT_SAMPLES);
 	early = came_early(ctx);
 	c = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!c)
@@ -197,7 +197,7 @@ int PROBE_TP(zc_sample, struct bpf_perf_event_data)
 	 * exact time to scale: count it, skip the unwind (about 12 us per
 	 * sample on our PVM guests, whatever the depth). */
 	if (!gen && cx == CTX_TASK) {
-		count(ZC_STAT_SYSTEM_TASK);
+		count_stat(ZC_STAT_SYSTEM_TASK);
 		return 0;
 	}
 	/* The ctx allows only 8-byte loads of regs. 6.18 names the 8-byte
@@ -208,10 +208,10 @@ int PROBE_TP(zc_sample, struct bpf_perf_event_data)
 	ip = user ? 0 : PT_REGS_IP(&ctx->regs);
 	kind = user ? ZC_SAMPLE_USER : in_rep_movs(ip) ? ZC_SAMPLE_REP_MOVS : ZC_SAMPLE_KERNEL;
 	struct zc_leaf_key lk = {.gen = gen, .path = path, .ctx = cx, .kind = kind, .early = early, .ip = ip};
-	add(&leaves, &lk);
+	add_sample(&leaves, &lk);
 	if (unwind_every > 1 && bpf_get_prandom_u32() % unwind_every)
 		return 0;
-	count(ZC_STAT_UNWOUND);
+	count_stat(ZC_STAT_UNWOUND);
 
 	k = bpf_map_lookup_elem(&scratch, &zero);
 	if (!k)
@@ -229,11 +229,11 @@ int PROBE_TP(zc_sample, struct bpf_perf_event_data)
 			k->kind = kind;
 		} else {
 			k->kind = ZC_SAMPLE_NOSTACK;
-			count(ZC_STAT_NOSTACK);
+			count_stat(ZC_STAT_NOSTACK);
 		}
 	}
 	if (early)
 		k->kind |= ZC_SAMPLE_EARLY;
-	add(&samples, k);
+	add_sample(&samples, k);
 	return 0;
 }

@@ -128,7 +128,7 @@ static __always_inline __u32 current_gen(struct zc_cpu *c)
 	return c->gen;
 }
 
-static __always_inline void add(__u32 gen, __u32 owner, __u8 ctx, __u64 segs, __u64 bytes, __u64 ns)
+static __always_inline void add_owner(__u32 gen, __u32 owner, __u8 ctx, __u64 segs, __u64 bytes, __u64 ns)
 {
 	struct zc_owner_key k = { .gen = gen, .owner = owner, .ctx = ctx };
 	struct zc_owner_val *v = bpf_map_lookup_elem(&owner_stats, &k);
@@ -157,7 +157,7 @@ static __always_inline void close_seg(struct zc_owner_seg *s, __u64 now)
 	s->open = 0;
 	if (now <= s->start)
 		return;
-	add(s->gen, s->owner, ZC_OWNER_CTX_NET_RX, 0, 0, now - s->start);
+	add_owner(s->gen, s->owner, ZC_OWNER_CTX_NET_RX, 0, 0, now - s->start);
 	if (s->owner == ZC_OWNER_UNKNOWN && skb) {
 		p.gen = s->gen;
 		p.pad = 0;
@@ -176,8 +176,8 @@ static __always_inline void resolve_pending(const struct sk_buff *skb, __u32 own
 
 	if (!p)
 		return;
-	add(p->gen, owner, ZC_OWNER_CTX_NET_RX, 0, 0, p->ns);
-	add(p->gen, ZC_OWNER_UNKNOWN, ZC_OWNER_CTX_NET_RX, 0, 0, -p->ns);
+	add_owner(p->gen, owner, ZC_OWNER_CTX_NET_RX, 0, 0, p->ns);
+	add_owner(p->gen, ZC_OWNER_UNKNOWN, ZC_OWNER_CTX_NET_RX, 0, 0, -p->ns);
 	bpf_map_delete_elem(&pending, &key);
 }
 
@@ -273,7 +273,7 @@ static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *s
 	if (ctx != ZC_OWNER_CTX_NET_RX)
 		resolve_pending(skb, owner);
 	bytes = new_payload(sk, skb);
-	add(current_gen(c), owner, ctx, 1, bytes, 0);
+	add_owner(current_gen(c), owner, ctx, 1, bytes, 0);
 	p = this_probe();
 	if (p && !bytes) {
 		p->skb = 0; /* nothing counted, nothing to take back */
@@ -329,7 +329,7 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 		 * processed it. */
 		p->skb = 0;
 		if (BPF_CORE_READ(cb, seq) == p->seq && BPF_CORE_READ(cb, end_seq) == p->end_seq)
-			add(p->gen, p->owner, p->ctx, 0, -(__u64)p->bytes, 0);
+			add_owner(p->gen, p->owner, p->ctx, 0, -(__u64)p->bytes, 0);
 		return 0;
 	}
 	if (!ofo_drop_reason(reason))
@@ -345,7 +345,7 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 	if (BPF_CORE_READ(cb, tcp_flags) & ZC_TCPHDR_FIN)
 		end_seq--;
 	if ((__s32)(end_seq - seq) > 0)
-		add(current_gen(c), *tag, owner_ctx(c), 0, -(__u64)(end_seq - seq), 0);
+		add_owner(current_gen(c), *tag, owner_ctx(c), 0, -(__u64)(end_seq - seq), 0);
 	return 0;
 }
 

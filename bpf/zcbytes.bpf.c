@@ -132,7 +132,7 @@ struct {
 	__type(value, __u8);
 } zcb_uring_sk SEC(".maps");
 
-static __always_inline void add(__u32 gen, __u8 path, __u8 class, __u64 bytes, __u64 events)
+static __always_inline void add_class(__u32 gen, __u8 path, __u8 class, __u64 bytes, __u64 events)
 {
 	struct zcb_key k = { .gen = gen, .path = path, .class = class };
 	struct zcb_val *v;
@@ -276,7 +276,7 @@ static __always_inline void remember_owner(const struct sock *sk, __u32 gen, __u
 #pragma unroll
 	for (int i = 0; i < ZCB_NR_DEFERRED; i++)
 		if (p->events[i])
-			add(gen, path, ZCB_DEFERRED_LOOPBACK + i, p->bytes[i], p->events[i]);
+			add_class(gen, path, ZCB_DEFERRED_LOOPBACK + i, p->bytes[i], p->events[i]);
 	bpf_map_delete_elem(&zcb_pending, &f);
 }
 
@@ -288,7 +288,7 @@ static __always_inline void add_deferred(struct zcb_flow *f, __u8 class, __u64 b
 	__u32 i = masked(class - ZCB_DEFERRED_LOOPBACK, ZCB_NR_DEFERRED - 1);
 
 	if (o) {
-		add(o->gen, o->path, class, bytes, 1);
+		add_class(o->gen, o->path, class, bytes, 1);
 		return;
 	}
 	p = bpf_map_lookup_elem(&zcb_pending, f);
@@ -427,7 +427,7 @@ static __always_inline void account_send(struct zc_thread *t, __u8 path, const s
 		class = ZCB_TX_COPY_ULP;
 	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
 		class = ZCB_TX_SPLICE_SRC_COPY;
-	add(t->gen, path, class, bytes, 1);
+	add_class(t->gen, path, class, bytes, 1);
 	if (class == ZCB_TX_PINNED)
 		remember_owner(sk, t->gen, path);
 }
@@ -613,7 +613,7 @@ int PROBE_TP(zcb_exit_getsockopt, struct zcb_sys_exit)
 				(void *)(optval + bpf_core_field_offset(struct tcp_zerocopy_receive, length))))
 		return 0;
 	if (len)
-		add(t->gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, len, 1);
+		add_class(t->gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, len, 1);
 	return 0;
 }
 
@@ -703,7 +703,7 @@ int PROBE_PROG(zcb_rx_copy, const struct sk_buff *skb, int len)
 		return 0;
 	t = current_thread();
 	if (t)
-		add(t->gen, t->path, ZCB_RX_COPY, len, 1);
+		add_class(t->gen, t->path, ZCB_RX_COPY, len, 1);
 	return 0;
 }
 
@@ -819,7 +819,7 @@ static __always_inline int on_retransmit(const struct sock *sk, const struct sk_
 		return 0;
 	o = bpf_map_lookup_elem(&zcb_owners, &f);
 	if (o)
-		add(o->gen, o->path, ZCB_RETRANS_ZC, skb->data_len, 1);
+		add_class(o->gen, o->path, ZCB_RETRANS_ZC, skb->data_len, 1);
 	return 0;
 }
 
@@ -868,9 +868,9 @@ int PROBE_PROG(zcb_error_report, const struct sock *sk)
 	}
 	o->last_hi = ee.ee_data;
 	o->has_hi = 1;
-	add(o->gen, o->path, ZCB_ERRQ_DONE, 0, n);
+	add_class(o->gen, o->path, ZCB_ERRQ_DONE, 0, n);
 	if (ee.ee_code & ZCB_SO_EE_CODE_ZEROCOPY_COPIED)
-		add(o->gen, o->path, ZCB_ERRQ_COPIED, 0, n);
+		add_class(o->gen, o->path, ZCB_ERRQ_COPIED, 0, n);
 	return 0;
 }
 
@@ -898,8 +898,8 @@ int PROBE_TP(zcb_uring_complete, struct zcb_uring_complete_args)
 	t = current_thread();
 	if (!t)
 		return 0;
-	add(t->gen, PATH_TX_IO_URING, ZCB_URING_NOTIF, 0, 1);
+	add_class(t->gen, PATH_TX_IO_URING, ZCB_URING_NOTIF, 0, 1);
 	if ((__u32)ctx->res & ZCB_IORING_NOTIF_USAGE_ZC_COPIED)
-		add(t->gen, PATH_TX_IO_URING, ZCB_URING_COPIED, 0, 1);
+		add_class(t->gen, PATH_TX_IO_URING, ZCB_URING_COPIED, 0, 1);
 	return 0;
 }
