@@ -258,6 +258,7 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 		t.path = PATH_OTHER;
 	t.gen = __sync_fetch_and_add(&next_gen, 1);
 	info.start_ns = BPF_CORE_READ(task, start_time);
+	info.task = (__u64)task;
 	info.first_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
 	bpf_get_current_comm(&info.comm, sizeof(info.comm));
 	err = bpf_map_update_elem(&thread_infos, &t.gen, &info, BPF_NOEXIST);
@@ -881,12 +882,41 @@ static __always_inline int on_sys_exit(long ret)
 	return 0;
 }
 
+/* Whether entry t is task's. Entries registered from /proc carry no task
+ * (0): strict says whether those count. */
+static __always_inline bool entry_of(struct zc_thread *t, struct task_struct *task, bool strict)
+{
+	__u32 gen = t->gen;
+	struct zc_thread_info *info = bpf_map_lookup_elem(&thread_infos, &gen);
+
+	if (!info || !info->task)
+		return !strict;
+	return info->task == (__u64)task;
+}
+
+/* The entry of prev, which dies, under the first of these tids whose entry
+ * is prev's: the tid this CPU announced, which it normally is; then prev's
+ * pid and tgid. A thread that execs while not the leader takes the
+ * leader's pid (de_thread: exchange_tids) and gives it its own, possibly
+ * before the leader's last switch: the leader's entry is then under its
+ * tgid (before on_exec) or under its new pid (after, on_exec moved it). */
 static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 {
-	struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	__u32 keys[3] = { tid, BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, tgid) };
 	struct zc_thread_info *info;
-	__u32 gen;
+	struct zc_thread *t = NULL;
+	__u32 gen, key = 0;
 
+#pragma unroll
+	for (int i = 0; i < 3; i++) {
+		struct zc_thread *e = bpf_map_lookup_elem(&threads, &keys[i]);
+
+		if (e && entry_of(e, prev, i > 0)) {
+			t = e;
+			key = keys[i];
+			break;
+		}
+	}
 	if (!t)
 		return;
 	gen = t->gen;
@@ -899,7 +929,7 @@ static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 		info->exit_stime_ns = BPF_CORE_READ(prev, stime);
 		info->exited = 1;
 	}
-	bpf_map_delete_elem(&threads, &tid);
+	bpf_map_delete_elem(&threads, &key);
 }
 
 /* prev's se.exec_start is the rq clock value where update_curr() last cut
@@ -1050,33 +1080,78 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	return 0;
 }
 
-/* A thread that execs while not the leader takes over the leader's pid
- * (de_thread: exchange_tids): its entry moves to the new tid with its
- * generation, so its counts and schedstat stay one thread. */
+/* Point entry t's info at tid. */
+static __always_inline void retid(struct zc_thread *t, __u32 tid)
+{
+	__u32 gen = t->gen;
+	struct zc_thread_info *info = bpf_map_lookup_elem(&thread_infos, &gen);
+
+	if (info)
+		info->tid = tid;
+}
+
+/* A thread that execs while not the leader swaps pids with the leader
+ * (de_thread: exchange_tids): its entry moves to its new pid with its
+ * generation, so its counts and schedstat stay one thread. An entry found
+ * under the new pid is the old leader's, whose last switch may still come:
+ * it moves to the leader's new pid, where finish_thread finds it. Unless it
+ * is this thread's own: one made under its new pid by an event between the
+ * swap and this tracepoint (it looked like a switch); that one ends here,
+ * as if the thread exited, at its live runtime (sum_exec_runtime plus the
+ * run so far, through the clock offset). */
 static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 {
 	struct zc_cpu *c = this_cpu();
 	struct zc_thread_info *info;
-	struct zc_thread *t, moved;
+	struct zc_thread *t, *there, mine, other;
+	bool have_mine = false, have_other = false;
 	__u32 gen;
 
 	if (!c)
 		return 0;
 	if (old_pid != pid) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
 		t = bpf_map_lookup_elem(&threads, &old_pid);
 		if (t) {
-			moved = *t;
-			bpf_map_update_elem(&threads, &pid, &moved, BPF_ANY);
-			bpf_map_delete_elem(&threads, &old_pid);
-			gen = moved.gen;
+			mine = *t;
+			have_mine = true;
+		}
+		there = bpf_map_lookup_elem(&threads, &pid);
+		if (there && !entry_of(there, task, true)) {
+			other = *there;
+			have_other = true;
+		} else if (there && have_mine) {
+			gen = there->gen;
 			info = bpf_map_lookup_elem(&thread_infos, &gen);
-			if (info)
-				info->tid = pid;
+			if (info) {
+				__u64 run = task->se.sum_exec_runtime, start = task->se.exec_start;
+				__u64 now = bpf_ktime_get_ns();
+
+				if (c->clk_off && start && now > start + c->clk_off)
+					run += now - start - c->clk_off;
+				info->exit_runtime_ns = run;
+				info->exit_utime_ns = task->utime;
+				info->exit_stime_ns = task->stime;
+				info->exited = 1;
+			}
+		}
+		if (have_other) {
+			bpf_map_update_elem(&threads, &old_pid, &other, BPF_ANY);
+			retid(&other, old_pid);
+		} else if (have_mine) {
+			bpf_map_delete_elem(&threads, &old_pid);
+		}
+		if (have_mine) {
+			bpf_map_update_elem(&threads, &pid, &mine, BPF_ANY);
+			retid(&mine, pid);
 		}
 		if (c->tid == old_pid)
 			c->tid = pid;
 		if (c->in_pid == old_pid)
 			c->in_pid = pid;
+		if (c->tid == pid)
+			c->resolved = 0; /* to the moved entry, not a closed one */
 	}
 	resolve(c, 0);
 	if (!c->gen)

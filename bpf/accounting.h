@@ -124,6 +124,9 @@ struct zc_thread_info {
 	__u64 exit_stime_ns;
 	__u32 exited;
 	__u32 pad;
+	/* The task, as an identity (0 when registered from user space): a pid
+	 * can change under a live task (a non-leader exec), its address not. */
+	__u64 task;
 };
 
 /* A handler's own run time where it is not read from the clock: after

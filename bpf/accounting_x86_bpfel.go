@@ -85,6 +85,7 @@ type AccountingZcThreadInfo struct {
 	ExitStimeNs    uint64
 	Exited         uint32
 	Pad            uint32
+	Task           uint64
 }
 
 // Names of all BPF objects in the ELF.

@@ -1,0 +1,133 @@
+package profiler
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// execEnv makes this test binary a child whose non-leader thread execs:
+// the leader burns execLeaderCPU, a second thread execBeforeCPU, then that
+// thread execs this binary again (execStageEnv set), which burns
+// execAfterCPU on its main thread, the same task, now under the leader's
+// pid (de_thread swaps the two pids), and writes execCounts.
+const (
+	execEnv      = "ZCPROF_TEST_EXEC_FROM_THREAD"
+	execStageEnv = "ZCPROF_TEST_EXEC_STAGE"
+)
+
+const (
+	execLeaderCPU = 150 * time.Millisecond
+	execBeforeCPU = 600 * time.Millisecond
+	execAfterCPU  = 400 * time.Millisecond
+)
+
+type execCounts struct {
+	PID, ExecTID int
+	// ThreadCPUNS: the exec'ing task's own clock at the end, before and
+	// after the exec (exec keeps the task and its runtime).
+	ThreadCPUNS uint64
+}
+
+func init() {
+	childMode(execEnv, "exec", func(out string) error {
+		if tid := os.Getenv(execStageEnv); tid != "" {
+			burnThread(execAfterCPU)
+			var r execCounts
+			r.PID = os.Getpid()
+			var err error
+			if r.ExecTID, err = strconv.Atoi(tid); err != nil {
+				return err
+			}
+			r.ThreadCPUNS = threadCPU()
+			return writeResult(out, r)
+		}
+		// The leader runs this init; Go keeps init on the main thread.
+		runtime.LockOSThread()
+		burnThread(execLeaderCPU)
+		errc := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread() // a thread of its own, not the leader
+			burnThread(execBeforeCPU)
+			env := append(os.Environ(), execStageEnv+"="+strconv.Itoa(unix.Gettid()))
+			errc <- syscall.Exec(os.Args[0], []string{os.Args[0], "-test.run=^$"}, env)
+		}()
+		return <-errc // only if the exec failed
+	})
+}
+
+// burnThread spins until this thread's own clock has advanced by d.
+func burnThread(d time.Duration) {
+	end := threadCPU() + uint64(d)
+	x := uint64(1)
+	for threadCPU() < end {
+		for i := 0; i < 10000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	_ = x
+}
+
+func threadCPU() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return uint64(ts.Nano())
+}
+
+// A thread that execs while not the leader takes the leader's pid: its
+// entry moves with it, so its time before and after the exec is one
+// thread's, under the process's pid, and the leader's stays its own.
+func TestExecFromNonLeaderThread(t *testing.T) {
+	requireBPF(t)
+	out := filepath.Join(t.TempDir(), "result.json")
+	t.Setenv(execEnv, out)
+	var r execCounts
+	d := profileSelf(t, ProfileOptions{Threads: true}, out, &r).Document
+	assertDetached(t, d.Backends.ProgramIDs)
+	if len(d.Processes) != 1 {
+		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
+	}
+	p := d.Processes[0]
+	if p.PID != r.PID || r.ExecTID == r.PID {
+		t.Fatalf("process %d, child says pid %d, exec'ing thread %d", p.PID, r.PID, r.ExecTID)
+	}
+	// Not the whole process's self-check: in this workload it failed in
+	// 2 of 14 runs on other threads, with the fix and without it
+	// (docs/known-issues.md, "A non-leader exec"); logged, and held for the
+	// two tasks the exec concerns below.
+	t.Logf("self-check: %+v, warnings %q", d.Precision, d.Warnings)
+	// The exec'ing task: one entry under the pid, holding what it ran
+	// before the exec and after, as its own clock says.
+	var execer, leader []int
+	for i, th := range p.Threads {
+		ran := th.CPU.RanNS()
+		t.Logf("thread %d (%s): ran %d ns, schedstat %d ns", th.TID, th.Comm, ran, th.CPU.SchedstatNS)
+		if th.TID == r.PID && ran >= uint64(execBeforeCPU+execAfterCPU)*9/10 {
+			execer = append(execer, i)
+		}
+		if ran >= uint64(execLeaderCPU)*9/10 && ran < uint64(execBeforeCPU)*9/10 {
+			leader = append(leader, i)
+		}
+	}
+	if len(execer) != 1 {
+		t.Fatalf("want one entry under pid %d with the exec'ing thread's %v before and %v after the exec, found %d", r.PID, execBeforeCPU, execAfterCPU, len(execer))
+	}
+	th := p.Threads[execer[0]]
+	if diff, bound := SchedstatResidual(th.CPU); diff > bound {
+		t.Errorf("exec'ing thread: %d ns as the kernel bills it, schedstat %d ns: off by %d ns (bound %d)", th.CPU.KernelViewNS(), th.CPU.SchedstatNS, diff, bound)
+	}
+	// Its own clock was read before the child wrote its result and the Go
+	// runtime exited: the entry holds at least that, and little more.
+	if kv := th.CPU.KernelViewNS(); kv < r.ThreadCPUNS*98/100 || kv > r.ThreadCPUNS+uint64(20*time.Millisecond) {
+		t.Errorf("exec'ing thread: %d ns as the kernel bills it, its own clock %d ns", kv, r.ThreadCPUNS)
+	}
+	if len(leader) != 1 {
+		t.Errorf("want one entry with the old leader's %v, found %d", execLeaderCPU, len(leader))
+	}
+}
