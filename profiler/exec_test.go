@@ -98,7 +98,7 @@ func TestExecFromNonLeaderThread(t *testing.T) {
 		t.Fatalf("process %d, child says pid %d, exec'ing thread %d", p.PID, r.PID, r.ExecTID)
 	}
 	// Not the whole process's self-check: in this workload it failed in
-	// 2 of 14 runs on other threads, with the fix and without it
+	// some runs on other threads, as often without the exec fix as with it
 	// (docs/known-issues.md, "A non-leader exec"); logged, and held for the
 	// two tasks the exec concerns below.
 	t.Logf("self-check: %+v, warnings %q", d.Precision, d.Warnings)
