@@ -1139,6 +1139,8 @@ static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 		if (have_other) {
 			bpf_map_update_elem(&threads, &old_pid, &other, BPF_ANY);
 			retid(&other, old_pid);
+			if (!have_mine) /* else overwritten below */
+				bpf_map_delete_elem(&threads, &pid);
 		} else if (have_mine) {
 			bpf_map_delete_elem(&threads, &old_pid);
 		}
