@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 // execEnv makes this test binary a child whose non-leader thread execs:
@@ -111,7 +113,15 @@ func TestExecFromNonLeaderThread(t *testing.T) {
 		if th.TID == r.PID && ran >= uint64(execBeforeCPU+execAfterCPU)*9/10 {
 			execer = append(execer, i)
 		}
-		if ran >= uint64(execLeaderCPU)*9/10 && ran < uint64(execBeforeCPU)*9/10 {
+	}
+	// The old leader: under the pid (its entry closed before the swap) or
+	// under the exec'ing thread's old tid (after it). Other threads of the
+	// Go runtime can run as long, in the guests above all.
+	for i, th := range p.Threads {
+		if len(execer) == 1 && i == execer[0] || th.TID != r.PID && th.TID != r.ExecTID {
+			continue
+		}
+		if th.CPU.RanNS() >= uint64(execLeaderCPU)*9/10 {
 			leader = append(leader, i)
 		}
 	}
@@ -119,7 +129,7 @@ func TestExecFromNonLeaderThread(t *testing.T) {
 		t.Fatalf("want one entry under pid %d with the exec'ing thread's %v before and %v after the exec, found %d", r.PID, execBeforeCPU, execAfterCPU, len(execer))
 	}
 	th := p.Threads[execer[0]]
-	if diff, bound := SchedstatResidual(th.CPU); diff > bound {
+	if diff, bound := SchedstatResidual(th.CPU); diff > bound+testenv.PrecisionSlack(th.CPU.SchedstatNS) {
 		t.Errorf("exec'ing thread: %d ns as the kernel bills it, schedstat %d ns: off by %d ns (bound %d)", th.CPU.KernelViewNS(), th.CPU.SchedstatNS, diff, bound)
 	}
 	// Its own clock was read before the child wrote its result and the Go
@@ -128,6 +138,6 @@ func TestExecFromNonLeaderThread(t *testing.T) {
 		t.Errorf("exec'ing thread: %d ns as the kernel bills it, its own clock %d ns", kv, r.ThreadCPUNS)
 	}
 	if len(leader) != 1 {
-		t.Errorf("want one entry with the old leader's %v, found %d", execLeaderCPU, len(leader))
+		t.Errorf("want one entry under pid %d or tid %d with the old leader's %v, found %d", r.PID, r.ExecTID, execLeaderCPU, len(leader))
 	}
 }
