@@ -219,6 +219,28 @@ func childMode(env, name string, run func(value string) error) {
 	os.Exit(0)
 }
 
+// burnSink keeps burnThread's arithmetic from being compiled away: the
+// burn is in user space, not in the clock reads.
+var burnSink uint64
+
+// burnThread spins until this thread's own clock has advanced by d.
+func burnThread(d time.Duration) {
+	end := threadCPU() + uint64(d)
+	x := uint64(1)
+	for threadCPU() < end {
+		for i := 0; i < 100000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	burnSink += x
+}
+
+func threadCPU() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return uint64(ts.Nano())
+}
+
 // writeResult is how a child mode hands its own counts to the test.
 func writeResult(out string, result any) error {
 	b, err := json.Marshal(result)
@@ -228,13 +250,13 @@ func writeResult(out string, result any) error {
 	return os.WriteFile(out, b, 0o600)
 }
 
-// profileChildMode profiles the child mode env under backend, decodes the
+// profileChildMode profiles the child mode env with opts, decodes the
 // child's counts into result and returns the document and its only process.
-func profileChildMode(t *testing.T, env, backend string, result any) (*report.Document, report.Process) {
+func profileChildMode(t *testing.T, env string, opts ProfileOptions, result any) (*report.Document, report.Process) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "result.json")
 	t.Setenv(env, out)
-	d := profileSelf(t, ProfileOptions{Backend: backend}, out, result).Document
+	d := profileSelf(t, opts, out, result).Document
 	assertDetached(t, d.Backends.ProgramIDs)
 	if len(d.Processes) != 1 {
 		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))

@@ -2,7 +2,6 @@ package profiler
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -64,38 +63,13 @@ func init() {
 	})
 }
 
-// burnThread spins until this thread's own clock has advanced by d.
-func burnThread(d time.Duration) {
-	end := threadCPU() + uint64(d)
-	x := uint64(1)
-	for threadCPU() < end {
-		for i := 0; i < 10000; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	_ = x
-}
-
-func threadCPU() uint64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return uint64(ts.Nano())
-}
-
 // A thread that execs while not the leader takes the leader's pid: its
 // entry moves with it, so its time before and after the exec is one
 // thread's, under the process's pid, and the leader's stays its own.
 func TestExecFromNonLeaderThread(t *testing.T) {
 	requireBPF(t)
-	out := filepath.Join(t.TempDir(), "result.json")
-	t.Setenv(execEnv, out)
 	var r execCounts
-	d := profileSelf(t, ProfileOptions{Threads: true}, out, &r).Document
-	assertDetached(t, d.Backends.ProgramIDs)
-	if len(d.Processes) != 1 {
-		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
-	}
-	p := d.Processes[0]
+	d, p := profileChildMode(t, execEnv, ProfileOptions{Threads: true}, &r)
 	if p.PID != r.PID || r.ExecTID == r.PID {
 		t.Fatalf("process %d, child says pid %d, exec'ing thread %d", p.PID, r.PID, r.ExecTID)
 	}
@@ -106,22 +80,17 @@ func TestExecFromNonLeaderThread(t *testing.T) {
 	t.Logf("self-check: %+v, warnings %q", d.Precision, d.Warnings)
 	// The exec'ing task: one entry under the pid, holding what it ran
 	// before the exec and after, as its own clock says.
+	// The old leader: under the pid (its entry closed before the swap) or
+	// under the exec'ing thread's old tid (after it). Other threads of the
+	// Go runtime can run as long, in the guests above all.
 	var execer, leader []int
 	for i, th := range p.Threads {
 		ran := th.CPU.RanNS()
 		t.Logf("thread %d (%s): ran %d ns, schedstat %d ns", th.TID, th.Comm, ran, th.CPU.SchedstatNS)
-		if th.TID == r.PID && ran >= uint64(execBeforeCPU+execAfterCPU)*9/10 {
+		switch {
+		case th.TID == r.PID && ran >= uint64(execBeforeCPU+execAfterCPU)*9/10:
 			execer = append(execer, i)
-		}
-	}
-	// The old leader: under the pid (its entry closed before the swap) or
-	// under the exec'ing thread's old tid (after it). Other threads of the
-	// Go runtime can run as long, in the guests above all.
-	for i, th := range p.Threads {
-		if len(execer) == 1 && i == execer[0] || th.TID != r.PID && th.TID != r.ExecTID {
-			continue
-		}
-		if th.CPU.RanNS() >= uint64(execLeaderCPU)*9/10 {
+		case (th.TID == r.PID || th.TID == r.ExecTID) && ran >= uint64(execLeaderCPU)*9/10:
 			leader = append(leader, i)
 		}
 	}

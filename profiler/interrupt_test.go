@@ -134,7 +134,7 @@ func TestInterruptedCallsCountOnce(t *testing.T) {
 			t.Run(backend+"/"+mode, func(t *testing.T) {
 				t.Setenv(interruptModeEnv, mode)
 				var r interruptResult
-				_, p := profileChildMode(t, interruptEnv, backend, &r)
+				_, p := profileChildMode(t, interruptEnv, ProfileOptions{Backend: backend}, &r)
 				t.Logf("child: %+v", r)
 				if r.Signals == 0 {
 					t.Fatal("no signal was sent")

@@ -96,7 +96,7 @@ func TestMmsgBytes(t *testing.T) {
 	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
 		t.Run(backend, func(t *testing.T) {
 			var r mmsgResult
-			_, p := profileChildMode(t, mmsgEnv, backend, &r)
+			_, p := profileChildMode(t, mmsgEnv, ProfileOptions{Backend: backend}, &r)
 			if r.SentBytes == 0 || r.RecvBytes != r.SentBytes || r.SentMsgs != 4*r.SendCalls {
 				t.Fatalf("child: %+v", r)
 			}

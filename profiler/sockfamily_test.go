@@ -141,7 +141,7 @@ func TestNonTCPSocketsAreNotTCPPaths(t *testing.T) {
 	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
 		t.Run(backend, func(t *testing.T) {
 			var r sockFamilyResult
-			_, p := profileChildMode(t, sockFamilyEnv, backend, &r)
+			_, p := profileChildMode(t, sockFamilyEnv, ProfileOptions{Backend: backend}, &r)
 			if r.UDPSent == 0 || r.UnixSent == 0 || r.UDPRecv != r.UDPSent || r.UnixRecv != r.UnixSent {
 				t.Fatalf("child: %+v", r)
 			}

@@ -109,7 +109,7 @@ func TestUringFileReadIsNotASend(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Setenv("GODEBUG", "asyncpreemptoff=1") // no EINTR retries of io_uring_enter
 			var r uringPathResult
-			d, p := profileChildMode(t, uringPathEnv, backend, &r)
+			d, p := profileChildMode(t, uringPathEnv, ProfileOptions{Backend: backend}, &r)
 			if r.FileBytes != uringFileReads*256<<10 || r.SentBytes != uringSends*uringSendSize || r.ReadBytes != r.SentBytes {
 				t.Fatalf("child: %+v", r)
 			}

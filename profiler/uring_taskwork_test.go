@@ -94,7 +94,7 @@ func TestUringRetryOutsideEnter(t *testing.T) {
 		t.Skip(err)
 	}
 	var r uringTaskworkResult
-	d, p := profileChildMode(t, uringTaskworkEnv, "", &r)
+	d, p := profileChildMode(t, uringTaskworkEnv, ProfileOptions{}, &r)
 	if why, lost := d.Backends.Unavailable["io_uring send bytes"]; lost {
 		t.Skipf("no io_uring send bytes on this kernel, as stated: %s", why)
 	}
