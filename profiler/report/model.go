@@ -262,7 +262,8 @@ type Zerocopy struct {
 	// part of tx_deferred_copy_bytes (which counts each pinned byte once).
 	TxDeferredRecopyBytes uint64 `json:"tx_deferred_recopy_bytes"`
 	// MSG_ZEROCOPY sends completed on the error queue plus io_uring
-	// notifications; of those, reported COPIED by the kernel.
+	// notifications; of those, reported COPIED by the kernel. Traced with
+	// source kernel; with source request, what run's workload read.
 	ZCCompletions       uint64 `json:"zc_completions"`
 	ZCCompletionsCopied uint64 `json:"zc_completions_copied"`
 	// Part of tx_copied_bytes: copied into records by a TCP upper-layer

@@ -126,6 +126,15 @@ func txShares(zc *Zerocopy, n VerdictNames) (kept, lost []share) {
 	return nonZero(kept), largestFirst(nonZero(lost))
 }
 
+// onlyRequested: the classes are the syscalls' requests and no completion
+// said what the kernel then did with the pinned pages. A workload that
+// read its own MSG_ZEROCOPY or SEND_ZC completions knows that from their
+// COPIED flags, so its pinned bytes were taken or copied later, as those
+// say.
+func (zc *Zerocopy) onlyRequested() bool {
+	return zc.Source == ZerocopySourceRequest && zc.ZCCompletions == 0
+}
+
 func txVerdict(zc *Zerocopy, n VerdictNames) string {
 	tx := zc.TxBytes
 	if tx == 0 {
@@ -139,7 +148,7 @@ func txVerdict(zc *Zerocopy, n VerdictNames) string {
 	}
 	taken := "zero-copy taken"
 	switch {
-	case zc.Source == ZerocopySourceRequest:
+	case zc.onlyRequested():
 		taken = "zero-copy requested" // what the kernel then did is not known
 	case len(zc.Unavailable) > 0:
 		taken = "no copy seen" // a class that would show one is missing
@@ -150,7 +159,7 @@ func txVerdict(zc *Zerocopy, n VerdictNames) string {
 		return strings.Join(keptBy, " and ") + ": " + taken + " for " + amount(keptBytes) + " (" + ShortPercent(keptBytes, tx) + ")" + withShares(lost, tx)
 	case ratio(keptBytes, tx) >= MinorShare:
 		head := "zero-copy partially taken (" + ShortPercent(keptBytes, tx) + " never copied)"
-		if zc.Source == ZerocopySourceRequest {
+		if zc.onlyRequested() {
 			head = "zero-copy requested for " + ShortPercent(keptBytes, tx)
 		}
 		return head + ": " + strings.TrimPrefix(withShares(largestFirst(append(kept, lost...)), tx), "; ")
@@ -327,7 +336,7 @@ func ZerocopyColumn(zc *Zerocopy, sender bool) string {
 		kept, lost := txShares(zc, VerdictNames{}.orDefaults())
 		keptBytes := total(kept)
 		word := "zero-copy"
-		if zc.Source == ZerocopySourceRequest {
+		if zc.onlyRequested() {
 			word = "zc requested"
 		}
 		if ratio(keptBytes, tx) >= MinorShare {

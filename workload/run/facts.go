@@ -85,6 +85,7 @@ func senderFacts(method, topo string, w *report.Workload, zc *report.Zerocopy) {
 		zc.TxPinnedBytes, pinnedFromWorkload = w.SentBytes, true
 		zc.TxBytes = zc.TxCopiedBytes + zc.TxSplicedBytes + zc.TxPinnedBytes + zc.TxUnclassifiedBytes
 	}
+	zc.ZCCompletions, zc.ZCCompletionsCopied = w.ZCCompletions, w.ZCCopied
 	zc.TxDeferredCopyBytes = uint64(float64(zc.TxPinnedBytes) * float64(w.ZCCopied) / float64(w.ZCCompletions))
 	zc.TxDeferredVia = nil
 	if zc.TxDeferredCopyBytes > 0 {

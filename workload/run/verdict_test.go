@@ -78,9 +78,22 @@ func TestCellVerdictsFromByteClasses(t *testing.T) {
 			receiver: request(report.Zerocopy{RxCopiedBytes: n}),
 			workload: report.Workload{SentBytes: n, ReceivedBytes: n, ZCCompletions: 256, ZCCopied: 64},
 			verdicts: []string{"io_uring_zc: 25% of 256 notifications COPIED: the kernel copied part of the data after all",
-				"sender: zero-copy requested for 75%: 12.0 MiB (75%) by io_uring SEND_ZC (pinned pages); 4.0 MiB (25%) of io_uring SEND_ZC copied later (another device) (estimated: tx_deferred_copy_bytes, tx_deferred_copy_via)",
+				"sender: zero-copy partially taken (75% never copied): 12.0 MiB (75%) by io_uring SEND_ZC (pinned pages); 4.0 MiB (25%) of io_uring SEND_ZC copied later (another device) (estimated: tx_deferred_copy_bytes, tx_deferred_copy_via)",
 				"receiver: receive copied: 16.0 MiB read by copy"},
-			column:    [2]string{"zc requested 75% (est.), COPIED 25% of 256", "copy 100%"},
+			column:    [2]string{"zero-copy 75% (est.), COPIED 25% of 256", "copy 100%"},
+			estimated: []string{"tx_deferred_copy_bytes", "tx_deferred_copy_via"},
+		},
+		{
+			// 6.1 across a NIC, no notification COPIED: the kernel's
+			// flags say the pages went out pinned.
+			name: "SEND_ZC across hosts without byte classes, none copied", method: workload.MethodIOUringZC, rx: workload.RxRead, topology: workload.TopoRemote,
+			sender:   request(report.Zerocopy{}),
+			receiver: request(report.Zerocopy{RxCopiedBytes: n}),
+			workload: report.Workload{SentBytes: n, ReceivedBytes: n, ZCCompletions: 256},
+			verdicts: []string{"io_uring_zc: zero-copy kept: none of 256 notifications COPIED",
+				"sender: io_uring SEND_ZC: zero-copy taken for 16.0 MiB (100%) (estimated: tx_deferred_copy_bytes, tx_deferred_copy_via)",
+				"receiver: receive copied: 16.0 MiB read by copy"},
+			column:    [2]string{"zero-copy 100% (est.), COPIED 0% of 256", "copy 100%"},
 			estimated: []string{"tx_deferred_copy_bytes", "tx_deferred_copy_via"},
 		},
 		{
