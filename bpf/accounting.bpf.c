@@ -1029,12 +1029,13 @@ static __always_inline int on_enter_ctx(__u8 ctx)
 	settle_unknown(c);
 	now = dispatch_cut(c, now);
 	charge(c, now, 0, 0);
+	/* At the interrupted level (probe_at): */
+	probe_done_est(c, now, EST_CTX_ENTER + ctx);
 	d = c->depth + 1;
 	if (d >= MAX_DEPTH)
 		d = MAX_DEPTH - 1;
 	c->depth = d;
 	c->stack[masked(d, MAX_DEPTH - 1)] = ctx;
-	probe_done_est(c, now, EST_CTX_ENTER + ctx);
 	return 0;
 }
 
@@ -1054,8 +1055,8 @@ static __always_inline int on_exit_ctx(__u8 ctx)
 	}
 	now = dispatch_cut(c, now);
 	charge(c, now, 1, 0);
+	probe_done_est(c, now, EST_CTX_EXIT + ctx); /* at the interrupt's level */
 	c->depth--;
-	probe_done_est(c, now, EST_CTX_EXIT + ctx);
 	return 0;
 }
 

@@ -172,6 +172,12 @@ struct zc_cpu {
 	 * user space. Owned by gen if set, else the system row (sys_path). */
 	__u64 probe_ns;
 	__u64 probe_runs;
+	/* All handler time cut on this CPU at each nesting level (0 = task
+	 * context), never reset: the function-exact backend's clocks leave it
+	 * out, as every path's time does. A handler's time belongs to the
+	 * level it started at (an interrupt's entry handler to the level it
+	 * interrupts). */
+	__u64 probe_at[MAX_DEPTH];
 	struct zc_run_est est[NR_EST];
 };
 

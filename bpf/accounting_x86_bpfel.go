@@ -30,6 +30,7 @@ type AccountingZcCpu struct {
 	InRq      uint64
 	ProbeNs   uint64
 	ProbeRuns uint64
+	ProbeAt   [4]uint64
 	Est       [64]struct {
 		_         structs.HostLayout
 		MeanNs    uint32

@@ -111,6 +111,7 @@ static __always_inline void probe_cut(struct zc_cpu *c, __u64 start, __u64 end)
 		return; /* and again meanwhile: leave the span as it is */
 	c->probe_ns += d;
 	c->probe_runs++;
+	c->probe_at[masked(c->depth, MAX_DEPTH - 1)] += d;
 }
 
 /* An estimated run (probe_done_est) moves last_ts by its slot's mean, past
@@ -121,7 +122,7 @@ static __always_inline void probe_cut(struct zc_cpu *c, __u64 start, __u64 end)
  * anything: it is probe time of the task current since the last flush. */
 static __always_inline void catch_up(struct zc_cpu *c, __u64 now)
 {
-	__u64 last = c->last_ts, over;
+	__u64 last = c->last_ts, over, *at;
 
 	if (last <= now)
 		return;
@@ -129,6 +130,8 @@ static __always_inline void catch_up(struct zc_cpu *c, __u64 now)
 	if (__sync_val_compare_and_swap(&c->last_ts, last, now) != last)
 		return;
 	c->probe_ns = c->probe_ns > over ? c->probe_ns - over : 0;
+	at = &c->probe_at[masked(c->depth, MAX_DEPTH - 1)];
+	*at = *at > over ? *at - over : 0;
 }
 
 static __always_inline void probe_done(struct zc_cpu *c, __u64 start)

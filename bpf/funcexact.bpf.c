@@ -7,7 +7,8 @@
  * generation, path, context, function).
  *
  * Time is inclusive and exact: the clock a call is measured with stops while
- * its thread is switched out and while interrupts run on top of it. A call in
+ * its thread is switched out, while interrupts run on top of it and while
+ * zcprof's own handlers run (lost_at). A call in
  * task context uses its thread's task clock (on-CPU time minus the softirq and
  * hardirq time of the CPUs it ran on); a call inside a softirq uses the CPU's
  * clock at that nesting level minus the deeper interrupts. Calls of traced
@@ -94,11 +95,27 @@ static __always_inline struct zc_fx_cpu *fx_cpu(void)
 
 /* ---- clocks ---- */
 
+/* What this CPU did not spend at nesting level d, since an arbitrary
+ * origin: deeper interrupts, and zcprof's own handlers at d. The
+ * accounting leaves its handlers' time out of every path (probe_at); a
+ * function's time leaves it out too, or a function would outlast the path
+ * it ran in by as much. */
+static __always_inline __u64 lost_at(struct zc_fx_cpu *fc, __u32 d)
+{
+	struct zc_cpu *c = this_cpu();
+	__u64 lost = fc->intr_ns[masked(d, FX_LEVELS - 1)];
+
+	if (c)
+		lost += c->probe_at[masked(d, MAX_DEPTH - 1)];
+	return lost;
+}
+
 /* Task-context ns of the thread's running segment, up to now. */
 static __always_inline __u64 segment(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u64 now)
 {
-	__u64 wall = now > t->on_ts ? now - t->on_ts : 0;
-	__u64 intr = fc->intr_ns[0] - t->intr_mark;
+	__u64 wall = now > t->on_ts ? now - t->on_ts : 0, lost = lost_at(fc, 0);
+	/* probe_at gives back an estimate's overshoot: it may step back. */
+	__u64 intr = lost > t->lost_mark ? lost - t->lost_mark : 0;
 
 	return wall > intr ? wall - intr : 0;
 }
@@ -116,10 +133,10 @@ static __always_inline void sync_thread(struct zc_fx_thread *t, struct zc_fx_cpu
 		return;
 	if (fc->switch_ts && fc->switch_ts <= now && fc->switch_tid == tid) {
 		t->on_ts = fc->switch_ts;
-		t->intr_mark = fc->switch_intr;
+		t->lost_mark = fc->switch_lost;
 	} else {
 		t->on_ts = now;
-		t->intr_mark = fc->intr_ns[0];
+		t->lost_mark = lost_at(fc, 0);
 	}
 	t->seq = fc->seq;
 	t->cpu = cpu;
@@ -133,10 +150,11 @@ static __always_inline __u64 task_clock(struct zc_fx_thread *t, struct zc_fx_cpu
 	return t->acc + segment(t, fc, now);
 }
 
-/* The clock of interrupt level d (> 0): wall time minus deeper interrupts. */
+/* The clock of interrupt level d (> 0): wall time minus deeper interrupts
+ * and zcprof's handlers at d. */
 static __always_inline __u64 level_clock(struct zc_fx_cpu *fc, __u32 d, __u64 now)
 {
-	return now - fc->intr_ns[masked(d, FX_LEVELS - 1)];
+	return now - lost_at(fc, d);
 }
 
 static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
@@ -162,7 +180,7 @@ static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
 	}
 	fc->seq++;
 	fc->switch_ts = now;
-	fc->switch_intr = fc->intr_ns[0];
+	fc->switch_lost = lost_at(fc, 0);
 	fc->switch_tid = next_tid;
 	fc->depth = 0; /* no switch inside an interrupt: heals a missed exit */
 	return 0;

@@ -70,7 +70,7 @@ struct zc_fx_stack {
 struct zc_fx_thread {
 	__u64 acc;       /* task-context ns up to on_ts */
 	__u64 on_ts;     /* start of the current on-CPU segment */
-	__u64 intr_mark; /* that CPU's intr_ns[0] at on_ts */
+	__u64 lost_mark; /* that CPU's lost_at(0) at on_ts */
 	__u32 seq;       /* the CPU's switch sequence at on_ts; ~0 = off CPU */
 	__u32 cpu;
 	struct zc_fx_stack st;
@@ -82,7 +82,7 @@ struct zc_fx_cpu {
 	__u64 intr_ns[FX_LEVELS];  /* wall ns spent at nesting levels deeper than each level */
 	__u64 enter_ts[FX_LEVELS]; /* entry time of the interrupt at each level */
 	__u64 switch_ts;           /* last sched_switch on this CPU */
-	__u64 switch_intr;         /* intr_ns[0] then */
+	__u64 switch_lost;         /* lost_at(0) then */
 	__u32 seq;                 /* bumped at each sched_switch */
 	__u32 depth;               /* 0 = task context */
 	__u8 ctx[FX_LEVELS];       /* enum zc_ctx of each level */

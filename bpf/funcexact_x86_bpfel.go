@@ -30,6 +30,7 @@ type FuncexactZcCpu struct {
 	InRq      uint64
 	ProbeNs   uint64
 	ProbeRuns uint64
+	ProbeAt   [4]uint64
 	Est       [64]struct {
 		_         structs.HostLayout
 		MeanNs    uint32
@@ -53,7 +54,7 @@ type FuncexactZcFxCpu struct {
 	IntrNs     [4]uint64
 	EnterTs    [4]uint64
 	SwitchTs   uint64
-	SwitchIntr uint64
+	SwitchLost uint64
 	Seq        uint32
 	Depth      uint32
 	Ctx        [4]uint8
@@ -86,7 +87,7 @@ type FuncexactZcFxThread struct {
 	_        structs.HostLayout
 	Acc      uint64
 	OnTs     uint64
-	IntrMark uint64
+	LostMark uint64
 	Seq      uint32
 	Cpu      uint32
 	St       struct {
