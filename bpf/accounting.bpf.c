@@ -1013,6 +1013,7 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	c->resolved = 0;
 	c->gen = 0;
 	c->depth = 0;
+	c->in_probe_at = c->probe_at[0];
 	probe_done_est(c, now, EST_SWITCH);
 	return 0;
 }

@@ -178,6 +178,7 @@ struct zc_cpu {
 	 * level it started at (an interrupt's entry handler to the level it
 	 * interrupts). */
 	__u64 probe_at[MAX_DEPTH];
+	__u64 in_probe_at; /* probe_at[0] at in_ts, before the switch's own run */
 	struct zc_run_est est[NR_EST];
 };
 

@@ -110,14 +110,20 @@ static __always_inline __u64 lost_at(struct zc_fx_cpu *fc, __u32 d)
 	return lost;
 }
 
-/* Task-context ns of the thread's running segment, up to now. */
-static __always_inline __u64 segment(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u64 now)
+/* Task-context ns of the thread's running segment, up to end, where the
+ * CPU had lost lost_at(0) = lost. */
+static __always_inline __u64 segment_to(struct zc_fx_thread *t, __u64 end, __u64 lost)
 {
-	__u64 wall = now > t->on_ts ? now - t->on_ts : 0, lost = lost_at(fc, 0);
+	__u64 wall = end > t->on_ts ? end - t->on_ts : 0;
 	/* probe_at gives back an estimate's overshoot: it may step back. */
 	__u64 intr = lost > t->lost_mark ? lost - t->lost_mark : 0;
 
 	return wall > intr ? wall - intr : 0;
+}
+
+static __always_inline __u64 segment(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u64 now)
+{
+	return segment_to(t, now, lost_at(fc, 0));
 }
 
 /* Brings the thread's running segment up to date: a thread not seen since
@@ -161,26 +167,38 @@ static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(); /* current is still prev */
 	struct zc_fx_cpu *fc = fx_cpu();
-	__u64 now = bpf_ktime_get_ns();
+	struct zc_cpu *c = this_cpu();
+	__u64 now = bpf_ktime_get_ns(), cut = now, lost;
 	struct zc_fx_thread *t;
 
 	if (!fc)
 		return 0;
+	/* The accounting's switch program ran first and ended prev's run
+	 * where the kernel did (prev's exec_start, in_ts), before the rest of
+	 * the switch and the programs' own runs, which it gives to next. Cut
+	 * there too, with what was lost by then, or the functions prev was
+	 * inside would outlast the run the accounting gave it. */
+	if (c && c->in_pid == next_tid && c->in_ts && c->in_ts <= now) {
+		cut = c->in_ts;
+		lost = fc->intr_ns[0] + c->in_probe_at;
+	} else {
+		lost = lost_at(fc, 0);
+	}
 	if (tid) {
 		t = bpf_map_lookup_elem(&fx_threads, &tid);
 		if (t) {
 			/* Its whole run since the switch-in counts, even when no
 			 * traced call looked at its clock during it. */
-			sync_thread(t, fc, tid, now);
-			t->acc += segment(t, fc, now);
+			sync_thread(t, fc, tid, cut);
+			t->acc += segment_to(t, cut, lost);
 			t->seq = ~0U;
 			if (prev_state == TASK_DEAD)
 				bpf_map_delete_elem(&fx_threads, &tid);
 		}
 	}
 	fc->seq++;
-	fc->switch_ts = now;
-	fc->switch_lost = lost_at(fc, 0);
+	fc->switch_ts = cut;
+	fc->switch_lost = lost;
 	fc->switch_tid = next_tid;
 	fc->depth = 0; /* no switch inside an interrupt: heals a missed exit */
 	return 0;

@@ -31,6 +31,7 @@ type SamplerZcCpu struct {
 	ProbeNs   uint64
 	ProbeRuns uint64
 	ProbeAt   [4]uint64
+	InProbeAt uint64
 	Est       [64]struct {
 		_         structs.HostLayout
 		MeanNs    uint32

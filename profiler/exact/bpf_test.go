@@ -374,9 +374,9 @@ func (m measured) category(k profiler.Key, name string) (uint64, bool) {
 }
 
 // within: exact time of a function must fit in the accounting's exact
-// time of the same key. Both read one clock; the accounting cuts context
-// switches a little earlier (at the kernel's own boundary), hence 1% or
-// 1 ms of slack.
+// time of the same key. Both read one clock, end a thread's runs where the
+// kernel did and leave zcprof's handlers out; 1% or 1 ms of slack for the
+// runs the accounting estimates (its handlers' means, a missed switch).
 func within(t *testing.T, what string, fnNS, keyNS uint64) {
 	t.Helper()
 	slack := max(keyNS/100, 1_000_000)
