@@ -99,10 +99,9 @@ static __always_inline struct zc_fx_cpu *fx_cpu(void)
  * origin: deeper interrupts, and zcprof's own handlers at d. The
  * accounting leaves its handlers' time out of every path (probe_at); a
  * function's time leaves it out too, or a function would outlast the path
- * it ran in by as much. */
-static __always_inline __u64 lost_at(struct zc_fx_cpu *fc, __u32 d)
+ * it ran in by as much. c is this CPU's accounting state. */
+static __always_inline __u64 lost_at(struct zc_fx_cpu *fc, struct zc_cpu *c, __u32 d)
 {
-	struct zc_cpu *c = this_cpu();
 	__u64 lost = fc->intr_ns[masked(d, FX_LEVELS - 1)];
 
 	if (c)
@@ -112,7 +111,7 @@ static __always_inline __u64 lost_at(struct zc_fx_cpu *fc, __u32 d)
 
 /* Task-context ns of the thread's running segment, up to end, where the
  * CPU had lost lost_at(0) = lost. */
-static __always_inline __u64 segment_to(struct zc_fx_thread *t, __u64 end, __u64 lost)
+static __always_inline __u64 segment(struct zc_fx_thread *t, __u64 end, __u64 lost)
 {
 	__u64 wall = end > t->on_ts ? end - t->on_ts : 0;
 	/* probe_at gives back an estimate's overshoot: it may step back. */
@@ -121,17 +120,13 @@ static __always_inline __u64 segment_to(struct zc_fx_thread *t, __u64 end, __u64
 	return wall > intr ? wall - intr : 0;
 }
 
-static __always_inline __u64 segment(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u64 now)
-{
-	return segment_to(t, now, lost_at(fc, 0));
-}
-
 /* Brings the thread's running segment up to date: a thread not seen since
  * it was switched in on this CPU has been running since that switch, when
  * it is the task the switch brought in (else a switch was not seen: from
- * now, losing the unknown part rather than inventing time). */
+ * now, losing the unknown part rather than inventing time). lost is
+ * lost_at(0) now. */
 static __always_inline void sync_thread(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u32 tid,
-					__u64 now)
+					__u64 now, __u64 lost)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 
@@ -142,7 +137,7 @@ static __always_inline void sync_thread(struct zc_fx_thread *t, struct zc_fx_cpu
 		t->lost_mark = fc->switch_lost;
 	} else {
 		t->on_ts = now;
-		t->lost_mark = lost_at(fc, 0);
+		t->lost_mark = lost;
 	}
 	t->seq = fc->seq;
 	t->cpu = cpu;
@@ -152,15 +147,17 @@ static __always_inline void sync_thread(struct zc_fx_thread *t, struct zc_fx_cpu
 static __always_inline __u64 task_clock(struct zc_fx_thread *t, struct zc_fx_cpu *fc, __u32 tid,
 					__u64 now)
 {
-	sync_thread(t, fc, tid, now);
-	return t->acc + segment(t, fc, now);
+	__u64 lost = lost_at(fc, this_cpu(), 0);
+
+	sync_thread(t, fc, tid, now, lost);
+	return t->acc + segment(t, now, lost);
 }
 
 /* The clock of interrupt level d (> 0): wall time minus deeper interrupts
  * and zcprof's handlers at d. */
 static __always_inline __u64 level_clock(struct zc_fx_cpu *fc, __u32 d, __u64 now)
 {
-	return now - lost_at(fc, d);
+	return now - lost_at(fc, this_cpu(), d);
 }
 
 static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
@@ -182,15 +179,15 @@ static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
 		cut = c->in_ts;
 		lost = fc->intr_ns[0] + c->in_probe_at;
 	} else {
-		lost = lost_at(fc, 0);
+		lost = lost_at(fc, c, 0);
 	}
 	if (tid) {
 		t = bpf_map_lookup_elem(&fx_threads, &tid);
 		if (t) {
 			/* Its whole run since the switch-in counts, even when no
 			 * traced call looked at its clock during it. */
-			sync_thread(t, fc, tid, cut);
-			t->acc += segment_to(t, cut, lost);
+			sync_thread(t, fc, tid, cut, lost);
+			t->acc += segment(t, cut, lost);
 			t->seq = ~0U;
 			if (prev_state == TASK_DEAD)
 				bpf_map_delete_elem(&fx_threads, &tid);
