@@ -289,7 +289,9 @@ func TestThreadsMapFullIsSaid(t *testing.T) {
 	// A refused thread leaves nothing behind in thread_infos. A refusal
 	// inserts its info and deletes it again at once, each with a new
 	// generation: what two walks both meet stayed.
-	first, second, stayed := keysOf[uint32](t, sess.core.Maps["thread_infos"]), keysOf[uint32](t, sess.core.Maps["thread_infos"]), 0
+	infos := sess.core.Maps["thread_infos"]
+	first, second := keysOf[uint32](t, infos), keysOf[uint32](t, infos)
+	stayed := 0
 	for gen := range first {
 		if second[gen] {
 			stayed++
