@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/workload"
 )
 
@@ -138,4 +139,49 @@ func (r *sampledRun) folded() string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// heaviest renders the n most sampled stacks of one role's path in task
+// context, each with its category, for a failure to show what was counted.
+func (r *sampledRun) heaviest(role workload.Role, path string, n int) string {
+	type stack struct {
+		s string
+		n uint64
+	}
+	var all []stack
+	var sum uint64
+	for k, c := range r.samples.Counts {
+		if r.roles[k.Key.Gen] == role && k.Key.Path.String() == path && k.Key.Ctx == taxonomy.CtxTask {
+			all = append(all, stack{k.Stack, c})
+			sum += c
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n })
+	var b strings.Builder
+	for i, st := range all {
+		if i == n {
+			break
+		}
+		fmt.Fprintf(&b, "  %5.1f%% %-8s %s\n", 100*float64(st.n)/float64(sum), Classify(st.s), st.s)
+	}
+	return b.String()
+}
+
+// stackShare is the share of one role's path's samples of category cat
+// whose stack holds frame.
+func (r *sampledRun) stackShare(role workload.Role, path, cat, frame string) float64 {
+	var in, all uint64
+	for k, n := range r.samples.Counts {
+		if r.roles[k.Key.Gen] != role || k.Key.Path.String() != path || Classify(k.Stack) != cat {
+			continue
+		}
+		all += n
+		if strings.Contains(k.Stack, frame) {
+			in += n
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(in) / float64(all)
 }

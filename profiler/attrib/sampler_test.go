@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,6 +107,18 @@ func total(p report.Process, name string) (ns, ci uint64) {
 	return ns, uint64(math.Sqrt(v))
 }
 
+// without is p with a share of one category's time taken out.
+func without(p report.Path, name string, share float64) report.Path {
+	out := p
+	out.Categories = slices.Clone(p.Categories)
+	for i, c := range out.Categories {
+		if c.Category == name {
+			out.Categories[i].CPUNS = uint64(float64(c.CPUNS) * (1 - share))
+		}
+	}
+	return out
+}
+
 // largestCategory is the largest kernel category: tracing is the
 // profiler's own instrumentation, not the path's work.
 func largestCategory(p report.Path) string {
@@ -129,8 +142,17 @@ func TestSampledWriteRead(t *testing.T) {
 	withEarly := txPath(run, run.samples.WithEarly())
 	t.Logf("tx.write: copy.tx %.1f%%, tcp.tx %.1f%% of %d ms; %.0f%% of its samples came early (left out; counted: copy.tx %.1f%%, tcp.tx %.1f%%), %.0f%% of the rest at an irq-enable",
 		pct(tx, CopyTx), pct(tx, TCPTx), tx.CPUNS/1e6, 100*earlyShare(run), pct(withEarly, CopyTx), pct(withEarly, TCPTx), 100*irqEnableShare(run))
-	if got := largestCategory(tx); got != CopyTx {
-		t.Errorf("sender tx.write: largest category %q, want copy.tx: %+v", got, tx.Categories)
+	// On kernels that zero pages as they are allocated (init_on_alloc=1,
+	// Debian's default, so both VM guests; not this PVM host), every page
+	// tcp_sendmsg copies into was first cleared by clear_page under
+	// skb_page_frag_refill: skb.mem's work, over as many bytes as the copy.
+	// Under emulation the two cost about the same (clear_page 48.4% of the
+	// samples to the copy's 43.1% in one 6.1 run), so the clearing is set
+	// aside before the largest category is taken.
+	cleared := run.stackShare(workload.RoleSender, "tx.write", SkbMem, ";clear_page")
+	t.Logf("tx.write: %.0f%% of skb.mem's samples cleared new pages (init_on_alloc), set aside", 100*cleared)
+	if got := largestCategory(without(tx, SkbMem, cleared)); got != CopyTx {
+		t.Errorf("sender tx.write: largest category %q, want copy.tx: %+v\nits heaviest stacks:\n%s", got, tx.Categories, run.heaviest(workload.RoleSender, "tx.write", 15))
 	}
 	rx := findPath(rcv.Paths, "rx.read")
 	if got := largestCategory(rx); got != CopyRx {
