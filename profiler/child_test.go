@@ -57,29 +57,7 @@ func runChild(out string) error {
 	seconds := envFloat("ZCPROF_TEST_SECONDS", 1.2)
 	chunk := int(envFloat("ZCPROF_TEST_CHUNK", 65536))
 
-	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-	if err != nil {
-		return err
-	}
-	addr := &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
-	if err := unix.Bind(ln, addr); err != nil {
-		return err
-	}
-	if err := unix.Listen(ln, 1); err != nil {
-		return err
-	}
-	sa, err := unix.Getsockname(ln)
-	if err != nil {
-		return err
-	}
-	tx, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-	if err != nil {
-		return err
-	}
-	if err := unix.Connect(tx, sa); err != nil {
-		return err
-	}
-	rx, _, err := unix.Accept(ln)
+	tx, rx, err := loopbackPair(unix.SOCK_STREAM)
 	if err != nil {
 		return err
 	}

@@ -134,6 +134,16 @@ func Delta(prev, cur *Snapshot) Interval {
 	for k := range prev.Counters {
 		keys[k] = true
 	}
+	thread := func(gen uint32) *ThreadDelta {
+		td := byGen[gen]
+		if td == nil {
+			td = &ThreadDelta{Counters: map[PathCtx]Counter{}}
+			td.Info, _ = cur.info(gen)
+			td.Info.Gen = gen
+			byGen[gen] = td
+		}
+		return td
+	}
 	for k := range keys {
 		d := cur.Counters[k].sub(prev.Counters[k])
 		if d == (Counter{}) {
@@ -147,19 +157,37 @@ func Delta(prev, cur *Snapshot) Interval {
 			iv.System[pc] = iv.System[pc].add(d)
 			continue
 		}
-		td := byGen[k.Gen]
-		if td == nil {
-			td = &ThreadDelta{Info: cur.Threads[k.Gen], Counters: map[PathCtx]Counter{}}
-			td.Info.Gen = k.Gen
-			byGen[k.Gen] = td
-		}
+		td := thread(k.Gen)
 		td.Counters[pc] = td.Counters[pc].add(d)
+	}
+	for gen, row := range cur.retiredRows {
+		was := prev.retiredRows[gen]
+		if was == row {
+			continue // unchanged since prev
+		}
+		for pc, c := range row.counters {
+			d := c
+			if was != nil {
+				d = c.sub(was.counters[pc])
+			}
+			if d != (Counter{}) {
+				td := thread(gen)
+				td.Counters[pc] = td.Counters[pc].add(d)
+			}
+		}
 	}
 	netNegative(iv.System)
 	for _, td := range byGen {
 		netNegative(td.Counters)
 	}
-	deltaByteClasses(prev, cur, byGen, &iv)
+	deltaByteClasses(prev, cur, thread, &iv)
+	if cur.ByteClasses != nil {
+		for _, td := range byGen {
+			if td.ByteClasses == nil {
+				td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
+			}
+		}
+	}
 	iv.MapFull = map[string]uint64{}
 	if iv.Dropped > 0 {
 		iv.MapFull["stats"] = iv.Dropped
@@ -172,7 +200,7 @@ func Delta(prev, cur *Snapshot) Interval {
 	}
 	retiredAdj := retiredSincePrev(prev, cur)
 	for gen, td := range byGen {
-		now, ok := cur.Clocks[gen]
+		now, ok := cur.clock(gen)
 		if !ok {
 			continue
 		}
@@ -207,14 +235,21 @@ func Delta(prev, cur *Snapshot) Interval {
 }
 
 // deltaByteClasses adds the byte-class differences of two snapshots to the
-// interval's threads (creating entries for threads with no CPU change).
-// Every thread of an interval whose snapshots carry byte classes gets a
-// non-nil map: nil means the feature was not loaded.
-func deltaByteClasses(prev, cur *Snapshot, byGen map[uint32]*ThreadDelta, iv *Interval) {
+// interval's threads (thread finds or makes a thread's entry, for threads
+// with no CPU change). Every thread of an interval whose snapshots carry
+// byte classes gets a non-nil map: nil means the feature was not loaded.
+func deltaByteClasses(prev, cur *Snapshot, thread func(gen uint32) *ThreadDelta, iv *Interval) {
 	if cur.ByteClasses == nil {
 		return
 	}
 	iv.ByteClassDrops = cur.ByteClassDrops - prev.ByteClassDrops
+	add := func(gen uint32, pc byteclass.PathClass, d byteclass.Count) {
+		td := thread(gen)
+		if td.ByteClasses == nil {
+			td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
+		}
+		td.ByteClasses[pc] = td.ByteClasses[pc].Add(d)
+	}
 	keys := make(map[byteclass.Key]bool, len(cur.ByteClasses))
 	for k := range cur.ByteClasses {
 		keys[k] = true
@@ -230,21 +265,21 @@ func deltaByteClasses(prev, cur *Snapshot, byGen map[uint32]*ThreadDelta, iv *In
 		if to, ok := retiredTo(prev, cur, k.Gen); ok {
 			k.Gen = to
 		}
-		td := byGen[k.Gen]
-		if td == nil {
-			td = &ThreadDelta{Info: cur.Threads[k.Gen], Counters: map[PathCtx]Counter{}}
-			td.Info.Gen = k.Gen
-			byGen[k.Gen] = td
-		}
-		if td.ByteClasses == nil {
-			td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
-		}
-		pc := byteclass.PathClass{Path: k.Path, Class: k.Class}
-		td.ByteClasses[pc] = td.ByteClasses[pc].Add(d)
+		add(k.Gen, byteclass.PathClass{Path: k.Path, Class: k.Class}, d)
 	}
-	for _, td := range byGen {
-		if td.ByteClasses == nil {
-			td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
+	for gen, row := range cur.retiredRows {
+		was := prev.retiredRows[gen]
+		if was == row {
+			continue
+		}
+		for pc, c := range row.bytes {
+			d := c
+			if was != nil {
+				d = c.Sub(was.bytes[pc])
+			}
+			if d != (byteclass.Count{}) {
+				add(gen, pc, d)
+			}
 		}
 	}
 }
@@ -287,7 +322,7 @@ func netNegative(counters map[PathCtx]Counter) {
 
 // baseline finds the kernel clocks of a thread at the start of the interval.
 func baseline(prev *Snapshot, info ThreadInfo, gen uint32) (Clock, bool, bool) {
-	if c, ok := prev.Clocks[gen]; ok {
+	if c, ok := prev.clock(gen); ok {
 		return c, true, false
 	}
 	if info.StartNS != 0 && info.StartNS >= prev.MonoNS {

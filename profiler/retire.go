@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"maps"
+
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/byteclass"
 )
@@ -12,12 +14,18 @@ import (
 // in a CPU's spill slots have been flushed), its final figures folded
 // into one row per process, kept in Go. The row is a generation of its
 // own (retiredGenBase and up, far above what BPF hands out), with the
-// process id as its tid, so every snapshot carries it like a thread and
-// Delta needs to know only where a vanished generation went
-// (Snapshot.Retired).
+// process id as its tid, so Delta takes it like a thread and needs to know
+// only where a vanished generation went (Snapshot.Retired).
+//
+// Snapshots share the rows: a row a snapshot holds is never changed, and
+// retire() grows a copy instead. A row that did not change between two
+// snapshots is the same pointer in both, and Delta skips it. Copying every
+// row's figures into every snapshot had made half of a churn soak's
+// allocations (423 MB of 867 MB over 90 s, 18,000 processes).
 const retiredGenBase = 0xC0000000
 
-// retiredRow is the exited threads of one process, summed.
+// retiredRow is the exited threads of one process, summed; immutable once
+// a snapshot holds it.
 type retiredRow struct {
 	info     ThreadInfo
 	counters map[PathCtx]Counter
@@ -32,6 +40,11 @@ type retirement struct {
 	nextGen  uint32
 }
 
+// grown is a copy of row that retire() may add to.
+func (row *retiredRow) grown() *retiredRow {
+	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock}
+}
+
 // retireBaseline is the clock a retired thread's runtime counts from: 0
 // when it was born after the session's first snapshot, else BPF's first
 // sighting (threads registered from user space, StartNS 0, are never
@@ -41,26 +54,17 @@ func retireBaseline(originNS uint64, info ThreadInfo) Clock {
 	return base
 }
 
-// addRetired puts the retired rows into snap, as generations.
+// addRetired hands snap the retired rows as they are now.
 func (r *retirement) addRetired(snap *Snapshot) {
 	if r.originNS == 0 {
 		r.originNS = snap.MonoNS
 	}
 	snap.OriginNS = r.originNS
 	snap.Retired = make(map[int]uint32, len(r.rows))
+	snap.retiredRows = make(map[uint32]*retiredRow, len(r.rows))
 	for tgid, row := range r.rows {
-		gen := row.info.Gen
-		snap.Retired[tgid] = gen
-		snap.Threads[gen] = row.info
-		snap.Clocks[gen] = row.clock
-		for pc, c := range row.counters {
-			snap.Counters[Key{gen, pc.Path, pc.Ctx}] = c
-		}
-		if snap.ByteClasses != nil {
-			for pc, c := range row.bytes {
-				snap.ByteClasses[byteclass.Key{Gen: gen, Path: pc.Path, Class: pc.Class}] = c
-			}
-		}
+		snap.Retired[tgid] = row.info.Gen
+		snap.retiredRows[row.info.Gen] = row
 	}
 }
 
@@ -76,6 +80,7 @@ func (s *Session) retire(snap *Snapshot) {
 	}
 	done := map[uint32]*retiredRow{}
 	next := map[uint32]bool{}
+	grown := map[int]bool{} // rows copied by this call, free to change
 	for gen, th := range snap.Threads {
 		if !th.Exited || gen >= retiredGenBase || th.StartNS == 0 {
 			continue
@@ -93,6 +98,11 @@ func (s *Session) retire(snap *Snapshot) {
 			}
 			r.nextGen++
 			r.rows[th.TGID] = row
+			grown[th.TGID] = true
+		} else if !grown[th.TGID] {
+			row = row.grown() // the last snapshot holds row as it was
+			r.rows[th.TGID] = row
+			grown[th.TGID] = true
 		}
 		if th.TID == th.TGID || row.info.Comm == "" {
 			row.info.Comm = th.Comm
@@ -136,7 +146,7 @@ func retiredTo(prev, cur *Snapshot, gen uint32) (uint32, bool) {
 	if gen == 0 {
 		return gen, false
 	}
-	if _, ok := cur.Threads[gen]; ok {
+	if _, ok := cur.info(gen); ok {
 		return gen, false
 	}
 	info, ok := prev.Threads[gen]

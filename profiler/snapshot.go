@@ -81,6 +81,28 @@ type Snapshot struct {
 	// summed under (retire.go); OriginNS is the session's first snapshot.
 	Retired  map[int]uint32
 	OriginNS uint64
+	// retiredRows are those generations' rows, shared with other
+	// snapshots; Threads, Clocks, Counters and ByteClasses hold only what
+	// was read from BPF and /proc.
+	retiredRows map[uint32]*retiredRow
+}
+
+// info is a generation's identity, a retired row's included.
+func (s *Snapshot) info(gen uint32) (ThreadInfo, bool) {
+	if row, ok := s.retiredRows[gen]; ok {
+		return row.info, true
+	}
+	th, ok := s.Threads[gen]
+	return th, ok
+}
+
+// clock is a generation's kernel clocks, a retired row's included.
+func (s *Snapshot) clock(gen uint32) (Clock, bool) {
+	if row, ok := s.retiredRows[gen]; ok {
+		return row.clock, true
+	}
+	c, ok := s.Clocks[gen]
+	return c, ok
 }
 
 func monoNow() uint64 {
