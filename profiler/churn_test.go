@@ -88,14 +88,7 @@ func TestChurnReleasesExitedThreads(t *testing.T) {
 	if err := sess.AddProcess(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	snap := func() *Snapshot {
-		t.Helper()
-		s, err := sess.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	snap := func() *Snapshot { return mustSnapshot(t, sess) }
 
 	// Phase 1: 600 processes (several keys each) between two snapshots
 	// fill a map of 1024 keys.
@@ -324,4 +317,14 @@ func sleepers(t *testing.T, ppid int) int {
 		}
 	}
 	return n
+}
+
+// mustSnapshot is sess's snapshot now; a failure ends the test.
+func mustSnapshot(t *testing.T, sess *Session) *Snapshot {
+	t.Helper()
+	s, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -155,14 +155,7 @@ func TestRetiredRowGrowsByCopy(t *testing.T) {
 	}
 	fmt.Fprintln(stdin, "go")
 	out := bufio.NewScanner(stdout)
-	snap := func() *Snapshot {
-		t.Helper()
-		s, err := sess.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	snap := func() *Snapshot { return mustSnapshot(t, sess) }
 	var child int
 	// One writer thread exits; two snapshots see it exited, then fold
 	// it; the third is handed the row it went into.
