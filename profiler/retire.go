@@ -33,16 +33,16 @@ type retiredRow struct {
 	clock    Clock // runtime since each thread's baseline (retireBaseline)
 }
 
+// grown is a copy of row that retire() may add to.
+func (row *retiredRow) grown() *retiredRow {
+	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock}
+}
+
 type retirement struct {
 	originNS uint64              // the session's first snapshot
 	pending  map[uint32]bool     // generations seen exited by the last snapshot
 	rows     map[int]*retiredRow // by tgid
 	nextGen  uint32
-}
-
-// grown is a copy of row that retire() may add to.
-func (row *retiredRow) grown() *retiredRow {
-	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock}
 }
 
 // retireBaseline is the clock a retired thread's runtime counts from: 0
