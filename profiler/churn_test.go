@@ -279,7 +279,12 @@ func TestThreadsMapFullIsSaid(t *testing.T) {
 	// 150 new threads within a second leave the stats map far from full:
 	// preallocated, it refuses none of their counts (allocated at insert,
 	// 14-30 were refused here, docs/known-issues.md).
-	if n := iv.MapFull["stats"]; n != 0 && sess.core.Maps["stats"].Flags()&unix.BPF_F_NO_PREALLOC == 0 {
+	stats := sess.core.Maps["stats"]
+	preallocated := stats.Flags()&unix.BPF_F_NO_PREALLOC == 0
+	if cpus, _ := ebpf.PossibleCPU(); !preallocated && uint64(stats.MaxEntries())*uint64(cpus)*uint64(stats.ValueSize()) <= bpf.PreallocBudget {
+		t.Errorf("the stats map (%d entries of %d bytes on %d CPUs) was loaded allocated at insert", stats.MaxEntries(), stats.ValueSize(), cpus)
+	}
+	if n := iv.MapFull["stats"]; n != 0 && preallocated {
 		t.Errorf("%d stats counts refused by a preallocated map far from full", n)
 	}
 	// A refused thread leaves nothing behind in thread_infos. A refusal

@@ -7,7 +7,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
-	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/kernel"
@@ -161,28 +160,6 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, unavailable map[stri
 // processes.
 var statsEntries, threadsEntries uint32
 
-// statsPreallocBudget is the most per-CPU memory the stats map's values may
-// take preallocated (MaxEntries x possible CPUs x value size).
-const statsPreallocBudget = 64 << 20
-
-// preallocStats preallocates the stats map where its values fit the
-// budget (up to 21 possible CPUs at 131,072 entries): a map allocated at
-// insert takes its elements from the BPF allocator's per-CPU caches, which
-// refill asynchronously, so a burst of new threads has inserts refused
-// with the map far from full (docs/known-issues.md). Preallocated, an
-// insert fails only when the map is full. It costs the memory up front
-// and some 140 ms at load on our machines.
-func preallocStats(m *ebpf.MapSpec) error {
-	cpus, err := ebpf.PossibleCPU()
-	if err != nil {
-		return fmt.Errorf("count possible CPUs: %w", err)
-	}
-	if uint64(m.MaxEntries)*uint64(cpus)*uint64(m.ValueSize) <= statsPreallocBudget {
-		m.Flags &^= unix.BPF_F_NO_PREALLOC
-	}
-	return nil
-}
-
 // accountingSpec returns the compiled accounting object with its
 // configuration constants set.
 func accountingSpec(cfg filterConfig) (*ebpf.CollectionSpec, error) {
@@ -196,7 +173,9 @@ func accountingSpec(cfg filterConfig) (*ebpf.CollectionSpec, error) {
 	if statsEntries != 0 {
 		spec.Maps["stats"].MaxEntries = statsEntries
 	}
-	if err := preallocStats(spec.Maps["stats"]); err != nil {
+	// Preallocated where it fits: allocated at insert, a burst of new
+	// threads had counts refused with the map far from full.
+	if _, err := bpf.Preallocate(spec.Maps["stats"]); err != nil {
 		return nil, err
 	}
 	if threadsEntries != 0 {
