@@ -19,10 +19,7 @@ func verdicts(c report.Cell) []string {
 	var out []string
 	switch c.Method {
 	case workload.MethodMsgZerocopy, workload.MethodIOUringZC:
-		what := "completions"
-		if c.Method == workload.MethodIOUringZC {
-			what = "notifications"
-		}
+		what := completionsOf(c.Method)
 		if w.ZCCompletions > 0 && w.TxDeviceNoSG {
 			out = append(out, noSGVerdict(c, what))
 		} else {
@@ -63,6 +60,15 @@ func verdicts(c report.Cell) []string {
 		out = append(out, fmt.Sprintf("receiver: %s chunks did not match the sent pattern", count(w.PayloadErrors)))
 	}
 	return out
+}
+
+// completionsOf names what tells a zero-copy method's sender that the
+// kernel is done with its pages.
+func completionsOf(method string) string {
+	if method == workload.MethodIOUringZC {
+		return "notifications"
+	}
+	return "completions"
 }
 
 func count(n uint64) string { return report.Digits(n) }

@@ -143,3 +143,29 @@ func TestCellVerdictsFromByteClasses(t *testing.T) {
 		})
 	}
 }
+
+// Through a device without scatter-gather every pinned byte is copied at
+// transmit, and the verdict says how far the kernel's COPIED flags
+// undercount it: "only" a share, all of them, or none.
+func TestNoScatterGatherVerdictWording(t *testing.T) {
+	for _, c := range []struct {
+		method     string
+		copied, of uint64
+		want       string
+	}{
+		{workload.MethodMsgZerocopy, 220, 256, "msg_zerocopy: every pinned byte was copied at transmit: eth0 has scatter-gather off, so its software segmentation made linear copies; the kernel flagged only 86% of 256 completions COPIED"},
+		{workload.MethodMsgZerocopy, 256, 256, "msg_zerocopy: every pinned byte was copied at transmit: eth0 has scatter-gather off, so its software segmentation made linear copies; the kernel flagged all 256 completions COPIED"},
+		{workload.MethodIOUringZC, 0, 1024, "io_uring_zc: every pinned byte was copied at transmit: eth0 has scatter-gather off, so its software segmentation made linear copies; the kernel flagged none of 1,024 notifications COPIED"},
+	} {
+		cell := report.Cell{Method: c.method, Workload: &report.Workload{TxDevice: "eth0", TxDeviceNoSG: true, ZCCompletions: c.of, ZCCopied: c.copied},
+			Sender: report.Process{Zerocopy: &report.Zerocopy{TxBytes: 16 << 20, TxPinnedBytes: 16 << 20}}}
+		noSGFacts(&cell)
+		if got := verdicts(cell); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%d of %d COPIED: verdicts %q, want %q first", c.copied, c.of, got, c.want)
+		}
+		flags := c.want[strings.LastIndex(c.want, "; ")+2:] // the reason says the same of the flags
+		if zc := cell.Sender.Zerocopy; zc.TxDeferredCopyBytes != 16<<20 || !strings.Contains(zc.Reason, flags) {
+			t.Errorf("%d of %d COPIED: deferred copy %d, reason %q", c.copied, c.of, zc.TxDeferredCopyBytes, zc.Reason)
+		}
+	}
+}
