@@ -1,0 +1,140 @@
+package remote
+
+import (
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
+	"github.com/zcprof/zcprof/workload"
+	"github.com/zcprof/zcprof/workload/run/runtest"
+)
+
+// EnvPeerAgent and EnvPeerToken name the zcprof agent of the other guest of
+// make vmtest's two-guest test, and the token file it requires.
+const (
+	EnvPeerAgent = "ZCPROF_TEST_PEER_AGENT"
+	EnvPeerToken = "ZCPROF_TEST_PEER_TOKEN"
+)
+
+// TestRemoteTwoGuests runs between two guests joined by a virtio-net each
+// on a qemu socket netdev (make vmtest, docs/vmtest.md), each side measured
+// by its own kernel. Two things only such a link shows:
+//   - TCP_ZEROCOPY_RECEIVE through a device with a jumbo MTU and
+//     mergeable receive buffers off: zcprof's mapped and copied bytes must
+//     be the receiver's own count, and a share of 0 explained.
+//   - The device has no scatter-gather (qemu withholds the offloads without
+//     a vnet header): MSG_ZEROCOPY still pins, software segmentation copies
+//     every pinned byte, and the kernel flags only some completions COPIED.
+//     zcprof must say all were copied, and why.
+func TestRemoteTwoGuests(t *testing.T) {
+	addr, token, bin := os.Getenv(EnvPeerAgent), os.Getenv(EnvPeerToken), os.Getenv(testenv.EnvBin)
+	if addr == "" || token == "" || bin == "" {
+		if os.Getenv("VMTEST_PAIR") != "" {
+			t.Fatalf("the two-guest test needs %s=%q, %s=%q, %s=%q", EnvPeerAgent, addr, EnvPeerToken, token, testenv.EnvBin, bin)
+		}
+		t.Skip("needs the other guest of make vmtest's two-guest test (" + EnvPeerAgent + ", docs/vmtest.md); natively the netns tests stand in")
+	}
+	waitForAgent(t, addr, 5*time.Minute)
+	link := func(dev, attr string) string {
+		b, _ := os.ReadFile("/sys/class/net/" + dev + "/" + attr)
+		return strings.TrimSpace(string(b))
+	}
+	t.Logf("eth0: mtu %s, virtio features %s", link("eth0", "mtu"), link("eth0", "device/features"))
+	const size = 16 << 20
+
+	ext := tcpExt(t)
+	d := runRemote(t, bin, addr, "--token-file", token, "--reverse", "--method", "write", "--rx-method", "zerocopy",
+		"--size", "64K,1M", "--bytes", "16M", "--backend", "none", "--json", "-q")
+	after := tcpExt(t)
+	t.Logf("TcpExt during the receive: PruneCalled %d, TCPRcvCollapsed %d, TCPRcvCoalesce %d, TCPBacklogCoalesce %d",
+		after["PruneCalled"]-ext["PruneCalled"], after["TCPRcvCollapsed"]-ext["TCPRcvCollapsed"], after["TCPRcvCoalesce"]-ext["TCPRcvCoalesce"], after["TCPBacklogCoalesce"]-ext["TCPBacklogCoalesce"])
+	for _, rc := range d.Cells {
+		rw, rz := rc.Workload, rc.Receiver.Zerocopy
+		t.Logf("--reverse write→zerocopy into this guest, %d B at a time: %d B received, %d mapped (%.1f%%), %d copied by the receiver's count; receiver %.1f µs/MiB on CPU; zerocopy %+v; verdicts %q",
+			rc.Size, rw.ReceivedBytes, rw.RxMappedBytes, 100*float64(rw.RxMappedBytes)/size, rw.RxCopiedBytes, perMiB(rc.Receiver.CPU.OnCPUNS, size), rz, rc.Verdicts)
+		if rc.Topology != workload.TopoRemote || rw.ReceivedBytes != size || rw.RxMappedBytes+rw.RxCopiedBytes != size || rw.PayloadErrors != 0 {
+			t.Errorf("--reverse: topology %q, received %d (%d mapped + %d copied), %d payload errors; want %d", rc.Topology, rw.ReceivedBytes, rw.RxMappedBytes, rw.RxCopiedBytes, rw.PayloadErrors, size)
+		}
+		if rz == nil || rz.RxMappedBytes != rw.RxMappedBytes || rz.RxCopiedBytes != rw.RxCopiedBytes {
+			t.Errorf("--reverse: zcprof's receive classes %+v, want the receiver's own %d mapped, %d copied", rz, rw.RxMappedBytes, rw.RxCopiedBytes)
+		}
+		// Nothing is mapped on 6.12: every call's unmappable span is
+		// 32 KiB (recv_skip_hint plus copybuf, docs/vmtest.md), the
+		// driver's receive buffers are not whole pages. The verdict must
+		// say why nothing was mapped.
+		if rw.RxMappedBytes == 0 && !strings.Contains(strings.Join(rc.Verdicts, "\n"), "nothing could be mapped") {
+			t.Errorf("--reverse: nothing mapped and no reason in the verdicts %q", rc.Verdicts)
+		}
+		runtest.AssertSchedstat(t, "zerocopy receiver", rc.Receiver)
+	}
+
+	d = runRemote(t, bin, addr, "--token-file", token, "--method", "msg_zerocopy,write", "--bytes", "16M", "--backend", "none", "--json", "-q")
+	if len(d.Cells) != 2 {
+		t.Fatalf("%d cells, want msg_zerocopy and write", len(d.Cells))
+	}
+	c, wc := d.Cells[0], d.Cells[1]
+	zc, w := c.Sender.Zerocopy, c.Workload
+	t.Logf("msg_zerocopy through %s (no scatter-gather: %v): %d of %d completions COPIED; sender %.1f µs/MiB on CPU against write's %.1f; zerocopy %+v; verdicts %q",
+		w.TxDevice, w.TxDeviceNoSG, w.ZCCopied, w.ZCCompletions, perMiB(c.Sender.CPU.OnCPUNS, size), perMiB(wc.Sender.CPU.OnCPUNS, size), zc, c.Verdicts)
+	if w.TxDevice == "" || w.TxDevice == "lo" || !w.TxDeviceNoSG || w.ReceivedBytes != size {
+		t.Fatalf("device %q (no scatter-gather: %v), %d bytes received; want the virtio-net without scatter-gather, %d bytes", w.TxDevice, w.TxDeviceNoSG, w.ReceivedBytes, size)
+	}
+	if zc == nil || zc.TxPinnedBytes != size || zc.TxDeferredCopyBytes != size {
+		t.Errorf("sender zerocopy %+v: want every pinned byte copied", zc)
+	}
+	if want := "msg_zerocopy: every pinned byte was copied at transmit: " + w.TxDevice + " has scatter-gather off"; len(c.Verdicts) == 0 || !strings.HasPrefix(c.Verdicts[0], want) {
+		t.Errorf("verdicts %q, want %q first", c.Verdicts, want)
+	}
+	for _, cell := range d.Cells {
+		runtest.AssertSchedstat(t, cell.Method+" sender", cell.Sender)
+		runtest.AssertSchedstat(t, cell.Method+" receiver", cell.Receiver)
+	}
+}
+
+// tcpExt is this host's TcpExt counters (/proc/net/netstat).
+func tcpExt(t *testing.T) map[string]uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "TcpExt:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i := 1; i < len(f) && i < len(names); i++ {
+			out[names[i]], _ = strconv.ParseUint(f[i], 10, 64)
+		}
+	}
+	return out
+}
+
+// waitForAgent waits until the other guest's agent accepts connections
+// (the two guests boot side by side).
+func waitForAgent(t *testing.T, addr string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			conn.Close()
+			time.Sleep(time.Second) // the agent sees this probe end before the first client
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent at %s did not come up within %v: %v", addr, limit, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
