@@ -222,30 +222,38 @@ func setScatterGather(t *testing.T, dev string, on bool) {
 // retransSegs is this host's Tcp RetransSegs (/proc/net/snmp).
 func retransSegs(t *testing.T) uint64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/net/snmp")
+	n, ok := netCounters(t, "/proc/net/snmp", "Tcp:")["RetransSegs"]
+	if !ok {
+		t.Fatal("/proc/net/snmp has no Tcp RetransSegs")
+	}
+	return n
+}
+
+// netCounters reads one group of a /proc/net/{snmp,netstat} file: a line
+// of names after the group's prefix, then a line of values.
+func netCounters(t *testing.T, path, prefix string) map[string]uint64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := map[string]uint64{}
 	var names []string
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Tcp:" {
+		if len(f) == 0 || f[0] != prefix {
 			continue
 		}
 		if names == nil {
 			names = f
 			continue
 		}
-		for i, n := range names {
-			if n == "RetransSegs" && i < len(f) {
-				v, err := strconv.ParseUint(f[i], 10, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
+		for i := 1; i < len(f) && i < len(names); i++ {
+			if v, err := strconv.ParseUint(f[i], 10, 64); err == nil {
+				out[names[i]] = v // not Tcp's MaxConn, which is -1
 			}
 		}
+		break
 	}
-	t.Fatal("/proc/net/snmp has no Tcp RetransSegs")
-	return 0
+	return out
 }

@@ -3,7 +3,6 @@ package remote
 import (
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,27 +96,7 @@ func TestRemoteTwoGuests(t *testing.T) {
 
 // tcpExt is this host's TcpExt counters (/proc/net/netstat).
 func tcpExt(t *testing.T) map[string]uint64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/net/netstat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]uint64{}
-	var names []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "TcpExt:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i := 1; i < len(f) && i < len(names); i++ {
-			out[names[i]], _ = strconv.ParseUint(f[i], 10, 64)
-		}
-	}
-	return out
+	return netCounters(t, "/proc/net/netstat", "TcpExt:")
 }
 
 // waitForAgent waits until the other guest's agent accepts connections
