@@ -157,8 +157,11 @@ func TestRetiredRowGrowsByCopy(t *testing.T) {
 	out := bufio.NewScanner(stdout)
 	snap := func() *Snapshot { return mustSnapshot(t, sess) }
 	var child int
-	// One writer thread exits; two snapshots see it exited, then fold
-	// it; the third is handed the row it went into.
+	// One writer thread exits; snapshots see it exited, then fold it (two
+	// when its dead switch was seen before the first; later when the
+	// thread was still on its way out after leaving /proc, or the PVM did
+	// not report its last switch); the next is handed the row it went
+	// into.
 	writer := func() (calls, bytes uint64) {
 		t.Helper()
 		fmt.Fprintln(stdin, "write")
@@ -176,8 +179,20 @@ func TestRetiredRowGrowsByCopy(t *testing.T) {
 				t.Fatalf("writer thread %d of %d has not exited after 10 s", tid, child)
 			}
 		}
-		snap()
-		snap()
+		// Retired: a snapshot no longer reads its thread.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			found := false
+			for gen, th := range snap().Threads {
+				found = found || (th.TID == tid && gen < retiredGenBase)
+			}
+			if !found {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("writer thread %d of %d not retired after 10 s", tid, child)
+			}
+			time.Sleep(time.Millisecond)
+		}
 		return calls, bytes
 	}
 	var rowGen uint32
