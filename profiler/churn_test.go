@@ -281,8 +281,12 @@ func TestThreadsMapFullIsSaid(t *testing.T) {
 	// 14-30 were refused here, docs/known-issues.md).
 	stats := sess.core.Maps["stats"]
 	preallocated := stats.Flags()&unix.BPF_F_NO_PREALLOC == 0
-	if cpus, _ := ebpf.PossibleCPU(); !preallocated && uint64(stats.MaxEntries())*uint64(cpus)*uint64(stats.ValueSize()) <= bpf.PreallocBudget {
-		t.Errorf("the stats map (%d entries of %d bytes on %d CPUs) was loaded allocated at insert", stats.MaxEntries(), stats.ValueSize(), cpus)
+	fits, err := bpf.Preallocate(&ebpf.MapSpec{Type: stats.Type(), MaxEntries: stats.MaxEntries(), ValueSize: stats.ValueSize()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fits && !preallocated {
+		t.Errorf("the stats map (%d entries of %d bytes) fits the budget but was loaded allocated at insert", stats.MaxEntries(), stats.ValueSize())
 	}
 	if n := iv.MapFull["stats"]; n != 0 && preallocated {
 		t.Errorf("%d stats counts refused by a preallocated map far from full", n)
