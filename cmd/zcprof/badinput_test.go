@@ -104,6 +104,14 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 		{args: []string{"doctor", "extra"}, want: "unknown command"},
 		{args: []string{"frobnicate"}, want: `unknown command "frobnicate"`},
 	} {
+		// A mount orphaned before this case is not its doing: a zcprof
+		// killed earlier (another test, a run killed on this machine)
+		// leaves one until the next command starts, and a bad flag
+		// exits before removeLeftovers runs. Remove it as that command
+		// would, so the check below sees only what this case left.
+		if err := pseudofs.RemoveStale(pseudofs.Tracefs); err != nil {
+			t.Fatalf("remove a stale tracefs mount: %v", err)
+		}
 		progsBefore := loadedPrograms()
 		cmd := exec.Command(zcprofBin, c.args...)
 		if c.caps != nil {
