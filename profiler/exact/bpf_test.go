@@ -328,6 +328,11 @@ func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Con
 	m.fx = Delta(r0.(*Reading).FX, r1.(*Reading).FX)
 	m.tasks = keyTotals(m.iv)
 	for _, th := range x.Threads() {
+		// One live thread, one generation: two would split its figures
+		// (and the map's order would pick either).
+		if gens := gensOf(s1, th.TID); len(gens) != 1 {
+			t.Errorf("%s thread %d has generations %v in the last snapshot, want one", th.Role, th.TID, gens)
+		}
 		for gen, info := range s1.Threads {
 			if info.TID == th.TID {
 				if th.Role == workload.RoleSender {
@@ -346,6 +351,30 @@ func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Con
 		t.Fatalf("workload moved %d/%d bytes, want %d", res.Total().SentBytes, res.Total().ReceivedBytes, cfg.Bytes)
 	}
 	return m
+}
+
+// gensOf lists the generations snap knows for a thread id, with their
+// exit state.
+func gensOf(snap *profiler.Snapshot, tid int) []string {
+	var gens []string
+	for gen, info := range snap.Threads {
+		if info.TID == tid {
+			gens = append(gens, fmt.Sprintf("%#x(exited %v)", gen, info.Exited))
+		}
+	}
+	return gens
+}
+
+// keysOf lists the keys a function's figures are under, for a failure
+// that says where they went.
+func (m measured) keysOf(id uint8) map[profiler.Key]Stat {
+	keys := map[profiler.Key]Stat{}
+	for k, v := range m.fx.Stats {
+		if k.Func == id {
+			keys[k.Key] = v
+		}
+	}
+	return keys
 }
 
 // fn is a function's figures under one key.
@@ -428,8 +457,8 @@ func TestExactWriteRead(t *testing.T) {
 			}
 			trl := m.fn(m.rcv, FuncTCPRecvmsgLocked, rk.Path, rk.Ctx)
 			if trl.Bytes != uint64(cfg.Bytes) || trl.Calls < uint64(m.res.RecvCalls) {
-				t.Errorf("tcp_recvmsg_locked: %d bytes in %d calls; the receiver read %d bytes in %d calls",
-					trl.Bytes, trl.Calls, cfg.Bytes, m.res.RecvCalls)
+				t.Errorf("tcp_recvmsg_locked: %d bytes in %d calls; the receiver (gen %#x) read %d bytes in %d calls; by key: %+v",
+					trl.Bytes, trl.Calls, m.rcv, cfg.Bytes, m.res.RecvCalls, m.keysOf(FuncTCPRecvmsgLocked))
 			}
 			if tr.IsAttached(FuncSkbCopyDatagramIter) {
 				scdi := m.fn(m.rcv, FuncSkbCopyDatagramIter, rk.Path, rk.Ctx)
