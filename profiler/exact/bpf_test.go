@@ -328,19 +328,21 @@ func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Con
 	m.fx = Delta(r0.(*Reading).FX, r1.(*Reading).FX)
 	m.tasks = keyTotals(m.iv)
 	for _, th := range x.Threads() {
-		// One live thread, one generation: two would split its figures
-		// (and the map's order would pick either).
-		if gens := gensOf(s1, th.TID); len(gens) != 1 {
-			t.Errorf("%s thread %d has generations %v in the last snapshot, want one", th.Role, th.TID, gens)
-		}
-		for gen, info := range s1.Threads {
-			if info.TID == th.TID {
-				if th.Role == workload.RoleSender {
-					m.snd = gen
-				} else {
-					m.rcv = gen
-				}
+		// One live thread, one generation: two would split its figures.
+		gens := gensOf(s1, th.TID)
+		if len(gens) != 1 {
+			for _, g := range gens {
+				t.Logf("generation %#x: %+v", g, s1.Threads[g])
 			}
+			t.Errorf("%s thread %d has generations %#x in the last snapshot, want one", th.Role, th.TID, gens)
+		}
+		if len(gens) == 0 {
+			continue
+		}
+		if th.Role == workload.RoleSender {
+			m.snd = gens[0]
+		} else {
+			m.rcv = gens[0]
 		}
 	}
 	if m.snd == 0 || m.rcv == 0 {
@@ -353,13 +355,12 @@ func transfer(t *testing.T, sess *profiler.Session, tr *Tracer, cfg workload.Con
 	return m
 }
 
-// gensOf lists the generations snap knows for a thread id, with their
-// exit state.
-func gensOf(snap *profiler.Snapshot, tid int) []string {
-	var gens []string
+// gensOf lists the generations snap knows for a thread id.
+func gensOf(snap *profiler.Snapshot, tid int) []uint32 {
+	var gens []uint32
 	for gen, info := range snap.Threads {
 		if info.TID == tid {
-			gens = append(gens, fmt.Sprintf("%#x(exited %v)", gen, info.Exited))
+			gens = append(gens, gen)
 		}
 	}
 	return gens
@@ -385,10 +386,8 @@ func (m measured) fn(gen uint32, id uint8, path taxonomy.Path, ctx taxonomy.Ctx)
 // all sums a function over every key.
 func (m measured) all(id uint8) Stat {
 	var s Stat
-	for k, v := range m.fx.Stats {
-		if k.Func == id {
-			s = s.add(v)
-		}
+	for _, v := range m.keysOf(id) {
+		s = s.add(v)
 	}
 	return s
 }
