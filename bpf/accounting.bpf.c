@@ -48,8 +48,8 @@ __u64 missed_switches = 0;
 __u64 clamped_runs = 0;
 /* What each handler run costs before its first clock read and after its
  * last (tracepoint dispatch, the syscall slow path a sys_enter probe
- * forces, the clock reads' own edges): measured by user space once against
- * a trivial program with the same shape (floor.bpf.c), set after load. */
+ * forces, the clock reads' own edges): measured by user space once with a
+ * second copy of these programs (calibrate.go), set after load. */
 __u64 dispatch_ns = 0;
 
 struct {
@@ -135,13 +135,39 @@ static __always_inline struct zc_stat_val *stat_slot(struct zc_stat_key *k)
 	return v;
 }
 
+/* add_stat for a key not in the map yet: insert it, or keep the counts in
+ * the spill slots when that fails. Out of line: rare, and kept out of the
+ * hot code of every handler. */
+static __noinline int add_stat_new(struct zc_stat_key *k, struct zc_stat_val *d)
+{
+	struct zc_stat_val *v = stat_slot(k);
+	struct zc_spill *sp;
+	__u32 zero = 0, i;
+
+	if (v) {
+		v->ns += d->ns;
+		v->calls += d->calls;
+		v->bytes += d->bytes;
+		return 0;
+	}
+	sp = bpf_map_lookup_elem(&spill, &zero);
+	if (!sp || sp->n >= SPILL_SLOTS) {
+		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	i = masked(sp->n, SPILL_SLOTS - 1);
+	sp->key[i] = *k;
+	sp->val[i] = *d;
+	sp->n = i + 1;
+	return 0;
+}
+
 static __always_inline void add_stat(__u32 gen, __u8 path, __u8 ctx, __u64 ns,
 				     __u64 calls, __u64 bytes)
 {
 	struct zc_stat_key k = { .gen = gen, .path = path, .ctx = ctx };
-	struct zc_stat_val *v = stat_slot(&k);
-	struct zc_spill *sp;
-	__u32 zero = 0, i;
+	struct zc_stat_val *v = bpf_map_lookup_elem(&stats, &k);
+	struct zc_stat_val d;
 
 	if (v) {
 		/* Per-CPU values, so plain adds; user space sums modulo 2^64,
@@ -151,17 +177,10 @@ static __always_inline void add_stat(__u32 gen, __u8 path, __u8 ctx, __u64 ns,
 		v->bytes += bytes;
 		return;
 	}
-	sp = bpf_map_lookup_elem(&spill, &zero);
-	if (!sp || sp->n >= SPILL_SLOTS) {
-		__sync_fetch_and_add(&dropped, 1);
-		return;
-	}
-	i = masked(sp->n, SPILL_SLOTS - 1);
-	sp->key[i] = k;
-	sp->val[i].ns = ns;
-	sp->val[i].calls = calls;
-	sp->val[i].bytes = bytes;
-	sp->n = i + 1;
+	d.ns = ns;
+	d.calls = calls;
+	d.bytes = bytes;
+	add_stat_new(&k, &d);
 }
 
 /* Called with interrupts off (sched_switch): nothing can nest. */
@@ -297,7 +316,7 @@ static __always_inline void flush_probe(struct zc_cpu *c)
  * or as the task we resolved since). Cut where
  * the kernel started the current task's run (its se.exec_start, converted
  * with the CPU's clock offset), as on_switch would have. */
-static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
+static __noinline int missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 rq = task->se.exec_start, b, last = c->last_ts;
@@ -335,6 +354,7 @@ static __always_inline void missed_switch(struct zc_cpu *c, __u32 tid, __u64 now
 	c->tid = tid;
 	c->resolved = 0;
 	c->gen = 0;
+	return 0;
 }
 
 /* Where the span before this event ends: dispatch_ns before the
@@ -352,44 +372,56 @@ static __always_inline __u64 dispatch_cut(struct zc_cpu *c, __u64 now)
 	return now - last > est ? now - est : last;
 }
 
-static __always_inline void resolve(struct zc_cpu *c, __u64 now)
+/* Who the current task is, the first event after a switch (or after the
+ * targets changed): its entry, made now if it is a new target. */
+static __noinline int resolve_slow(struct zc_cpu *c, __u32 tid)
 {
 	struct task_struct *task;
 	struct zc_thread *t;
-	__u64 pt;
-	__u32 tid, tgid;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	/* Whether or not the announced task was resolved yet. */
-	if (c->last_ts && c->tid != (__u32)bpf_get_current_pid_tgid())
-		missed_switch(c, (__u32)bpf_get_current_pid_tgid(), now);
-	if (c->resolved && c->epoch == targets_epoch)
-		return;
 	c->epoch = targets_epoch;
-	pt = bpf_get_current_pid_tgid();
-	tid = (__u32)pt;
-	tgid = pt >> 32;
 	c->tid = tid;
 	c->resolved = 1;
 	c->gen = 0;
 	task = (struct task_struct *)bpf_get_current_task();
 	if (tid == 0) {
 		c->sys_path = PATH_SYS_IDLE;
-		return;
+		return 0;
 	}
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		if (!is_target(task, tid, tgid)) {
 			c->sys_path = system_path(task, tid);
-			return;
+			return 0;
 		}
 		t = create_thread(task, tid, tgid);
 		if (!t) {
 			c->sys_path = PATH_SYS_OTHER_TASK;
-			return;
+			return 0;
 		}
 	}
 	c->gen = t->gen;
 	c->path = t->path;
+	return 0;
+}
+
+/* The current task's tid, with c's cached identity brought up to date.
+ * Every handler runs this first, and most stop after it (a non-target's
+ * event): the common case is a few loads and one helper call, and what
+ * happens after a switch or a missed one is out of line, so that the hot
+ * code stays small (on our PVM guests each page a handler touches and
+ * each call it makes shows in every syscall's cost). */
+static __always_inline __u32 resolve(struct zc_cpu *c, __u64 now)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	/* Whether or not the announced task was resolved yet. */
+	if (c->last_ts && c->tid != tid)
+		missed_switch(c, tid, now);
+	if (!c->resolved || c->epoch != targets_epoch)
+		resolve_slow(c, tid);
+	return tid;
 }
 
 /* Charge the time since the previous event on this CPU, with the calls and
@@ -431,7 +463,7 @@ static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u
 
 /* The first boundary of a thread tells what it was doing before: move what
  * was charged to PATH_UNKNOWN to that path. */
-static __always_inline void move_unknown(struct zc_thread *t, __u8 to)
+static __noinline int move_unknown(struct zc_thread *t, __u8 to)
 {
 #pragma unroll
 	for (int ctx = 0; ctx < NR_CTX; ctx++) {
@@ -442,6 +474,7 @@ static __always_inline void move_unknown(struct zc_thread *t, __u8 to)
 		add_stat(t->gen, PATH_UNKNOWN, ctx, -ns, 0, 0);
 		t->unknown_ns[ctx] = 0;
 	}
+	return 0;
 }
 
 /* 6.2+: turns a pointer read with a helper into a typed one, so that the
@@ -720,10 +753,11 @@ static __always_inline void restart_entered(struct zc_thread *t, long nr)
  * counted now, as one call of its path with no time (its time was charged
  * when it ended). Any other return is the syscall number the kernel put
  * back to restart it. */
-static __always_inline void restart_returned(struct zc_cpu *c, __u64 now, struct zc_thread *t)
+static __noinline int restart_returned(struct zc_cpu *c, __u64 now, struct zc_thread *t)
 {
 	charge_as(c, now, t->gen, t->restart_path, 1, 0);
 	t->restart_nr = 0;
+	return 0;
 }
 
 static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t)
@@ -763,7 +797,7 @@ static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t
  * entry code leaves orig_ax = syscall number and ax = -ENOSYS until the
  * syscall returns; an interrupt from user mode saves orig_ax = -1 (system
  * vectors) or the vector (device interrupts) and the user's own ax. */
-static __always_inline void settle_unknown(struct zc_cpu *c)
+static __noinline int settle_unknown_slow(struct zc_cpu *c)
 {
 	struct pt_regs *regs;
 	struct zc_thread *t;
@@ -771,11 +805,9 @@ static __always_inline void settle_unknown(struct zc_cpu *c)
 	__u8 path;
 	long nr;
 
-	if (!c->gen || c->path != PATH_UNKNOWN)
-		return;
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || t->path != PATH_UNKNOWN)
-		return;
+		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	nr = regs->orig_ax;
 	if (nr >= 0 && (long)regs->ax == -ENOSYS) {
@@ -786,31 +818,49 @@ static __always_inline void settle_unknown(struct zc_cpu *c)
 	move_unknown(t, path);
 	t->path = path;
 	c->path = path;
+	return 0;
 }
 
-static __always_inline void set_cpu_path(struct zc_cpu *c, __u8 path)
+static __always_inline void settle_unknown(struct zc_cpu *c)
 {
-	if (c->resolved && c->tid == (__u32)bpf_get_current_pid_tgid())
+	if (c->gen && c->path == PATH_UNKNOWN)
+		settle_unknown_slow(c);
+}
+
+static __always_inline void set_cpu_path(struct zc_cpu *c, __u32 tid, __u8 path)
+{
+	if (c->resolved && c->tid == tid)
 		c->path = path;
 }
 
-static __always_inline int on_sys_enter(long id)
+/* The syscall's saved user registers, typed: argument reads are plain
+ * loads. tp_btf hands them to the program (sys_regs); raw_tp's argument
+ * would need probe reads, so there the helper finds them (one more call). */
+static __always_inline struct pt_regs *user_regs(struct pt_regs *sys_regs)
+{
+	if (sys_regs)
+		return sys_regs;
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 {
 	struct zc_cpu *c = this_cpu();
 	struct pt_regs *regs;
 	struct zc_thread *t;
 	__u64 now;
+	__u32 tid;
 	__u8 path;
 
 	if (!c)
 		return 0;
-	resolve(c, 0);
+	tid = resolve(c, 0);
 	/* Most syscalls on a busy machine are not the targets': leave at once
 	 * (task time of non-targets is never charged, so last_ts may stay). */
 	if (!c->gen)
 		return 0;
 	now = dispatch_cut(c, bpf_ktime_get_ns());
-	t = current_thread();
+	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		charge(c, now, 0, 0);
 		probe_done_est(c, now, EST_SYS_ENTER + PATH_UNKNOWN);
@@ -821,49 +871,53 @@ static __always_inline int on_sys_enter(long id)
 	charge_as(c, now, t->gen, PATH_USER, 0, 0);
 	if (t->restart_nr)
 		restart_entered(t, id);
-	/* The saved user registers, typed: argument reads are plain loads in
-	 * both backends (raw_tp's own regs argument would need probe reads). */
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	regs = user_regs(sys_regs);
 	path = classify(id, regs, t);
 	t->path = path;
-	set_cpu_path(c, path);
+	set_cpu_path(c, tid, path);
 	probe_done_est(c, now, EST_SYS_ENTER + path);
 	return 0;
 }
 
-static __always_inline int on_sys_exit(long ret)
+/* At sys_exit, the path of a syscall that began before we saw this thread:
+ * its arguments are still in the saved user registers. */
+static __noinline __u8 late_path(struct zc_thread *t, struct pt_regs *regs)
+{
+	__u8 path = classify(regs->orig_ax, regs, t);
+
+	if (t->path == PATH_UNKNOWN)
+		move_unknown(t, path);
+	return path;
+}
+
+static __always_inline int on_sys_exit(long ret, struct pt_regs *sys_regs)
 {
 	struct zc_cpu *c = this_cpu();
 	__u64 now, calls, bytes;
 	struct pt_regs *regs;
 	struct zc_thread *t;
+	__u32 tid;
 	__u8 path;
 
 	if (!c)
 		return 0;
-	resolve(c, 0);
+	tid = resolve(c, 0);
 	if (!c->gen)
 		return 0;
 	now = dispatch_cut(c, bpf_ktime_get_ns());
-	t = current_thread();
+	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		charge(c, now, 0, 0);
 		probe_done_est(c, now, EST_SYS_EXIT + PATH_UNKNOWN);
 		return 0;
 	}
 	path = t->path;
-	if (path == PATH_UNKNOWN || path == PATH_USER) {
-		/* The syscall began before we saw this thread; its arguments
-		 * are still in the saved user registers. */
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		path = classify(regs->orig_ax, regs, t);
-		if (t->path == PATH_UNKNOWN)
-			move_unknown(t, path);
-	}
+	if (path == PATH_UNKNOWN || path == PATH_USER)
+		path = late_path(t, user_regs(sys_regs));
 	calls = exit_calls(t);
 	bytes = exit_bytes(path, ret, t);
 	if (calls && is_restart_ret(ret)) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		regs = user_regs(sys_regs);
 		t->restart_nr = (__u16)(regs->orig_ax + 1);
 		t->restart_path = path;
 		calls = 0;
@@ -872,12 +926,12 @@ static __always_inline int on_sys_exit(long ret)
 	charge_as(c, now, t->gen, path, calls, bytes);
 	if (t->restart_nr && ret == -EINTR) {
 		/* rt_sigreturn's restore_sigcontext sets orig_ax to -1. */
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		regs = user_regs(sys_regs);
 		if ((long)regs->orig_ax == -1)
 			restart_returned(c, now, t);
 	}
 	t->path = PATH_USER;
-	set_cpu_path(c, PATH_USER);
+	set_cpu_path(c, tid, PATH_USER);
 	probe_done_est(c, now, EST_SYS_EXIT + path);
 	return 0;
 }
@@ -1220,25 +1274,25 @@ static __always_inline int on_sock_send_length(int ret)
 extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
 
-static __always_inline int sys_enter_pinned(long id)
+static __always_inline int sys_enter_pinned(long id, struct pt_regs *sys_regs)
 {
 	int ret;
 
 	if (bpf_preempt_disable)
 		bpf_preempt_disable();
-	ret = on_sys_enter(id);
+	ret = on_sys_enter(id, sys_regs);
 	if (bpf_preempt_enable)
 		bpf_preempt_enable();
 	return ret;
 }
 
-static __always_inline int sys_exit_pinned(long r)
+static __always_inline int sys_exit_pinned(long r, struct pt_regs *sys_regs)
 {
 	int ret;
 
 	if (bpf_preempt_disable)
 		bpf_preempt_disable();
-	ret = on_sys_exit(r);
+	ret = on_sys_exit(r, sys_regs);
 	if (bpf_preempt_enable)
 		bpf_preempt_enable();
 	return ret;
@@ -1252,8 +1306,18 @@ static __always_inline int sys_exit_pinned(long r)
 	SEC("tp_btf/" #tp) int prog(btf_##name, args) body                      \
 	SEC("raw_tp/" #tp) int prog(raw_##name, args) body
 
-ON_BOTH(sys_enter, sys_enter, BPF_PROG, { return sys_enter_pinned(id); }, struct pt_regs *regs, long id)
-ON_BOTH(sys_exit, sys_exit, BPF_PROG, { return sys_exit_pinned(ret); }, struct pt_regs *regs, long ret)
+/* tp_btf's regs argument is typed (plain loads); raw_tp's is not. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(btf_sys_enter, struct pt_regs *regs, long id) { return sys_enter_pinned(id, regs); }
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id) { return sys_enter_pinned(id, NULL); }
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret) { return sys_exit_pinned(ret, regs); }
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret) { return sys_exit_pinned(ret, NULL); }
 ON_BOTH(softirq_entry, softirq_entry, BPF_PROG, { return on_enter_ctx(softirq_ctx(vec)); }, unsigned int vec)
 ON_BOTH(softirq_exit, softirq_exit, BPF_PROG, { return on_exit_ctx(softirq_ctx(vec)); }, unsigned int vec)
 ON_BOTH(irq_handler_entry, irq_entry, BPF_PROG, { return on_enter_ctx(CTX_HARDIRQ); }, int irq)
