@@ -48,8 +48,8 @@ __u64 missed_switches = 0;
 __u64 clamped_runs = 0;
 /* What each handler run costs before its first clock read and after its
  * last (tracepoint dispatch, the syscall slow path a sys_enter probe
- * forces, the clock reads' own edges): measured by user space once with a
- * second copy of these programs (calibrate.go), set after load. */
+ * forces, the clock reads' own edges): measured by user space once against
+ * a trivial program with the same shape (floor.bpf.c), set after load. */
 __u64 dispatch_ns = 0;
 
 struct {
@@ -453,6 +453,23 @@ static __always_inline void charge_as(struct zc_cpu *c, __u64 now, __u32 gen, __
 		}
 	} else if (ctx != CTX_TASK) {
 		add_stat(0, sys_path, ctx, d, calls, 0);
+	}
+}
+
+/* charge_as for the user time before a syscall of t, the current target:
+ * into t->user_ns when it is task time (a syscall interrupted by nothing),
+ * as charge_as would put it under (gen, PATH_USER, CTX_TASK). */
+static __always_inline void charge_user(struct zc_cpu *c, __u64 now, struct zc_thread *t)
+{
+	__u64 last = c->last_ts, d;
+
+	if (c->depth) {
+		charge_as(c, now, t->gen, PATH_USER, 0, 0);
+		return;
+	}
+	if (now > last && __sync_val_compare_and_swap(&c->last_ts, last, now) == last && last) {
+		d = now - last;
+		t->user_ns += d;
 	}
 }
 
@@ -868,7 +885,7 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 	}
 	if (t->path == PATH_UNKNOWN)
 		move_unknown(t, PATH_USER);
-	charge_as(c, now, t->gen, PATH_USER, 0, 0);
+	charge_user(c, now, t);
 	if (t->restart_nr)
 		restart_entered(t, id);
 	regs = user_regs(sys_regs);
@@ -981,6 +998,7 @@ static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 		info->exit_runtime_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 		info->exit_utime_ns = BPF_CORE_READ(prev, utime);
 		info->exit_stime_ns = BPF_CORE_READ(prev, stime);
+		info->user_ns = t->user_ns;
 		info->exited = 1;
 	}
 	bpf_map_delete_elem(&threads, &key);
@@ -1189,6 +1207,7 @@ static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 				info->exit_runtime_ns = run;
 				info->exit_utime_ns = task->utime;
 				info->exit_stime_ns = task->stime;
+				info->user_ns = there->user_ns;
 				info->exited = 1;
 			}
 		}

@@ -110,6 +110,12 @@ struct zc_thread {
 	__u8 pad[4];
 	__u64 arg;        /* per-syscall scratch: TCP_ZEROCOPY_RECEIVE optval */
 	__u64 unknown_ns[8]; /* by ctx; 8 so that ctx & 7 is a provably safe index */
+	/* User time charged at sys_enter, the most frequent charge: kept here,
+	 * in the entry the handler has looked up anyway, instead of one more
+	 * map update per syscall. It belongs to (gen, PATH_USER, CTX_TASK):
+	 * user space adds it there, and from zc_thread_info.user_ns once the
+	 * entry is gone. Only grows. */
+	__u64 user_ns;
 };
 
 /* Identity of a generation, for user space. */
@@ -127,6 +133,7 @@ struct zc_thread_info {
 	/* The task, as an identity (0 when registered from user space): a pid
 	 * can change under a live task (a non-leader exec), its address not. */
 	__u64 task;
+	__u64 user_ns; /* zc_thread.user_ns when its entry was removed (exited) */
 };
 
 /* A handler's own run time where it is not read from the clock: after

@@ -73,6 +73,7 @@ type AccountingZcThread struct {
 	Pad         [4]uint8
 	Arg         uint64
 	UnknownNs   [8]uint64
+	UserNs      uint64
 }
 
 type AccountingZcThreadInfo struct {
@@ -88,6 +89,7 @@ type AccountingZcThreadInfo struct {
 	Exited         uint32
 	Pad            uint32
 	Task           uint64
+	UserNs         uint64
 }
 
 // Names of all BPF objects in the ELF.

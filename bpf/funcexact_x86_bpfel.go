@@ -124,6 +124,7 @@ type FuncexactZcThread struct {
 	Pad         [4]uint8
 	Arg         uint64
 	UnknownNs   [8]uint64
+	UserNs      uint64
 }
 
 // Names of all BPF objects in the ELF.

@@ -70,6 +70,7 @@ type SamplerZcThread struct {
 	Pad         [4]uint8
 	Arg         uint64
 	UnknownNs   [8]uint64
+	UserNs      uint64
 }
 
 type SamplerZcTimer struct {

@@ -94,6 +94,7 @@ type SoftirqOwnerZcThread struct {
 	Pad         [4]uint8
 	Arg         uint64
 	UnknownNs   [8]uint64
+	UserNs      uint64
 }
 
 // Names of all BPF objects in the ELF.

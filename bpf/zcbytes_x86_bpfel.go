@@ -50,6 +50,7 @@ type ZcbytesZcThread struct {
 	Pad         [4]uint8
 	Arg         uint64
 	UnknownNs   [8]uint64
+	UserNs      uint64
 }
 
 type ZcbytesZcbFlow struct {

@@ -85,6 +85,8 @@ type Snapshot struct {
 	// snapshots; Threads, Clocks, Counters and ByteClasses hold only what
 	// was read from BPF and /proc.
 	retiredRows map[uint32]*retiredRow
+	// userNSSeen: the generations readUserNS found a threads entry of.
+	userNSSeen map[uint32]bool
 }
 
 // info is a generation's identity, a retired row's included.
@@ -167,6 +169,9 @@ func (s *Session) readCounters(snap *Snapshot) error {
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read stats: %w", err)
 	}
+	if err := s.readUserNS(snap); err != nil {
+		return err
+	}
 	// Counts waiting in the spill slots (see struct zc_spill).
 	var spills []bpf.AccountingZcSpill
 	if err := s.core.Maps["spill"].Lookup(uint32(0), &spills); err != nil {
@@ -180,6 +185,45 @@ func (s *Session) readCounters(snap *Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// readUserNS adds each live thread's zc_thread.user_ns (the user time its
+// sys_enter charged in its own entry rather than in stats) to its
+// (gen, user, task) counter. Read right after stats, before the in-flight
+// spans, as stats are: a span charged after this read is in the next
+// snapshot, never in two. A thread whose entry is gone by now left the
+// figure in its info (readThreads, userNSGone).
+func (s *Session) readUserNS(snap *Snapshot) error {
+	var (
+		tid uint32
+		th  bpf.AccountingZcThread
+	)
+	// By generation, the largest figure seen: a thread that exits during
+	// the walk deletes its entry, and the kernel then restarts the walk
+	// from the first key, so an entry can come twice (user_ns only grows).
+	seen := map[uint32]uint64{}
+	it := s.core.Maps["threads"].Iterate()
+	for it.Next(&tid, &th) {
+		seen[th.Gen] = max(seen[th.Gen], th.UserNs)
+	}
+	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
+		return fmt.Errorf("read threads: %w", err)
+	}
+	snap.userNSSeen = make(map[uint32]bool, len(seen))
+	for gen, ns := range seen {
+		snap.userNSSeen[gen] = true
+		if ns != 0 {
+			snap.addUserNS(gen, ns)
+		}
+	}
+	return nil
+}
+
+func (s *Snapshot) addUserNS(gen uint32, ns uint64) {
+	k := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
+	c := s.Counters[k]
+	c.NS += ns
+	s.Counters[k] = c
 }
 
 func (s *Session) addInFlight(snap *Snapshot) error {
@@ -229,6 +273,13 @@ func (s *Session) readThreads(snap *Snapshot) error {
 			StartNS: info.StartNs, FirstRuntimeNS: info.FirstRuntimeNs,
 			Exited: info.Exited != 0, ExitRuntimeNS: info.ExitRuntimeNs,
 			ExitUtimeNS: info.ExitUtimeNs, ExitStimeNS: info.ExitStimeNs,
+		}
+		// Exited before readUserNS saw its entry: the entry's user time
+		// is here now (taken from the entry if it was still seen, so that
+		// a span charged in between is not counted beside the in-flight
+		// time that covered it; the next snapshot has it).
+		if info.Exited != 0 && info.UserNs != 0 && !snap.userNSSeen[gen] {
+			snap.addUserNS(gen, info.UserNs)
 		}
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
