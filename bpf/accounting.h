@@ -187,6 +187,9 @@ struct zc_cpu {
 	__u64 probe_at[MAX_DEPTH];
 	__u64 in_probe_at; /* probe_at[0] at in_ts, before the switch's own run */
 	struct zc_run_est est[NR_EST];
+	/* Dispatch estimate a cut could not take because the span before it
+	 * was shorter (dispatch_cut): the next cut of the same task takes it. */
+	__u64 owed_ns;
 };
 
 #endif

@@ -38,6 +38,7 @@ type FuncexactZcCpu struct {
 		Countdown uint16
 		Seen      uint16
 	}
+	OwedNs uint64
 }
 
 type FuncexactZcFxCounter uint32

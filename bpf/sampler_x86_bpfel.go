@@ -38,6 +38,7 @@ type SamplerZcCpu struct {
 		Countdown uint16
 		Seen      uint16
 	}
+	OwedNs uint64
 }
 
 type SamplerZcLeafKey struct {

@@ -38,6 +38,7 @@ type SoftirqOwnerZcCpu struct {
 		Countdown uint16
 		Seen      uint16
 	}
+	OwedNs uint64
 }
 
 type SoftirqOwnerZcOwnerKey struct {
