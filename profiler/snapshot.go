@@ -192,7 +192,7 @@ func (s *Session) readCounters(snap *Snapshot) error {
 // (gen, user, task) counter. Read right after stats, before the in-flight
 // spans, as stats are: a span charged after this read is in the next
 // snapshot, never in two. A thread whose entry is gone by now left the
-// figure in its info (readThreads, userNSGone).
+// figure in its info, which readThreads adds.
 func (s *Session) readUserNS(snap *Snapshot) error {
 	var (
 		tid uint32
