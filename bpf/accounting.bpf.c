@@ -441,6 +441,18 @@ static __always_inline __u32 resolve(struct zc_cpu *c, __u64 now)
 	return tid;
 }
 
+/* The span since the previous event on this CPU, claimed (last_ts moved to
+ * now), or 0 when a nested handler claimed it first or this is the CPU's
+ * first event (last_ts 0). */
+static __always_inline __u64 claim_span(struct zc_cpu *c, __u64 now)
+{
+	__u64 last = c->last_ts;
+
+	if (now > last && __sync_val_compare_and_swap(&c->last_ts, last, now) == last && last)
+		return now - last;
+	return 0;
+}
+
 /* Charge the time since the previous event on this CPU, with the calls and
  * bytes of a syscall that ends now.
  *
@@ -455,10 +467,8 @@ static __always_inline void charge_as(struct zc_cpu *c, __u64 now, __u32 gen, __
 	__u32 tid = c->tid;
 	__u8 sys_path = c->sys_path;
 	__u8 ctx = c->depth ? c->stack[masked(c->depth, MAX_DEPTH - 1)] : CTX_TASK;
-	__u64 last = c->last_ts, d = 0;
+	__u64 d = claim_span(c, now);
 
-	if (now > last && __sync_val_compare_and_swap(&c->last_ts, last, now) == last && last)
-		d = now - last; /* (last == 0: first event on this CPU) */
 	if (ctx >= NR_CTX || (!d && !calls))
 		return;
 	if (gen) {
@@ -478,16 +488,10 @@ static __always_inline void charge_as(struct zc_cpu *c, __u64 now, __u32 gen, __
  * as charge_as would put it under (gen, PATH_USER, CTX_TASK). */
 static __always_inline void charge_user(struct zc_cpu *c, __u64 now, struct zc_thread *t)
 {
-	__u64 last = c->last_ts, d;
-
-	if (c->depth) {
+	if (c->depth)
 		charge_as(c, now, t->gen, PATH_USER, 0, 0);
-		return;
-	}
-	if (now > last && __sync_val_compare_and_swap(&c->last_ts, last, now) == last && last) {
-		d = now - last;
-		t->user_ns += d;
-	}
+	else
+		t->user_ns += claim_span(c, now);
 }
 
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
