@@ -85,8 +85,9 @@ type Snapshot struct {
 	// snapshots; Threads, Clocks, Counters and ByteClasses hold only what
 	// was read from BPF and /proc.
 	retiredRows map[uint32]*retiredRow
-	// userNSSeen: the generations readUserNS found a threads entry of.
-	userNSSeen map[uint32]bool
+	// liveUserNS: by generation, the user_ns of the threads entries that
+	// readUserNS found (readThreads leaves those generations' infos out).
+	liveUserNS map[uint32]uint64
 }
 
 // info is a generation's identity, a retired row's included.
@@ -201,25 +202,24 @@ func (s *Session) readUserNS(snap *Snapshot) error {
 	// By generation, the largest figure seen: a thread that exits during
 	// the walk deletes its entry, and the kernel then restarts the walk
 	// from the first key, so an entry can come twice (user_ns only grows).
-	seen := map[uint32]uint64{}
+	snap.liveUserNS = map[uint32]uint64{}
 	it := s.core.Maps["threads"].Iterate()
 	for it.Next(&tid, &th) {
-		seen[th.Gen] = max(seen[th.Gen], th.UserNs)
+		snap.liveUserNS[th.Gen] = max(snap.liveUserNS[th.Gen], th.UserNs)
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
 		return fmt.Errorf("read threads: %w", err)
 	}
-	snap.userNSSeen = make(map[uint32]bool, len(seen))
-	for gen, ns := range seen {
-		snap.userNSSeen[gen] = true
-		if ns != 0 {
-			snap.addUserNS(gen, ns)
-		}
+	for gen, ns := range snap.liveUserNS {
+		snap.addUserNS(gen, ns)
 	}
 	return nil
 }
 
 func (s *Snapshot) addUserNS(gen uint32, ns uint64) {
+	if ns == 0 {
+		return // no counter where there was none
+	}
 	k := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
 	c := s.Counters[k]
 	c.NS += ns
@@ -278,7 +278,7 @@ func (s *Session) readThreads(snap *Snapshot) error {
 		// is here now (taken from the entry if it was still seen, so that
 		// a span charged in between is not counted beside the in-flight
 		// time that covered it; the next snapshot has it).
-		if info.Exited != 0 && info.UserNs != 0 && !snap.userNSSeen[gen] {
+		if _, live := snap.liveUserNS[gen]; info.Exited != 0 && !live {
 			snap.addUserNS(gen, info.UserNs)
 		}
 	}
