@@ -13,10 +13,13 @@ import (
 // DefaultAlpha is the significance level.
 const DefaultAlpha = 0.05
 
-// File is a loaded document and the name it was given by.
+// File is one side of a comparison and the name it was given by: one
+// document, or several of one configuration whose cells are pooled (runs
+// made in turn with the other side's, so that a drift of the machine hits
+// both sides alike).
 type File struct {
 	Name string
-	Doc  *report.Document
+	Docs []*report.Document
 }
 
 // Compare compares base with each other file. It fails (one line) when a
@@ -28,8 +31,8 @@ func Compare(base File, others []File, alpha float64) (*Result, error) {
 	}
 	r := &Result{Schema: Schema, Test: TestName, Alpha: alpha}
 	for _, o := range others {
-		if base.Doc.Command != o.Doc.Command {
-			return nil, fmt.Errorf("%s is a %q document and %s a %q one: nothing in common to compare", base.Name, base.Doc.Command, o.Name, o.Doc.Command)
+		if base.Docs[0].Command != o.Docs[0].Command {
+			return nil, fmt.Errorf("%s is a %q document and %s a %q one: nothing in common to compare", base.Name, base.Docs[0].Command, o.Name, o.Docs[0].Command)
 		}
 		c, err := compareDocs(base, o, alpha)
 		if err != nil {
@@ -42,7 +45,7 @@ func Compare(base File, others []File, alpha float64) (*Result, error) {
 
 func compareDocs(base, other File, alpha float64) (Comparison, error) {
 	c := Comparison{Base: base.Name, New: other.Name}
-	be, ne := entities(base.Doc), entities(other.Doc)
+	be, ne := fileEntities(base), fileEntities(other)
 	byName := map[string]*entity{}
 	for _, e := range ne {
 		byName[e.name] = e

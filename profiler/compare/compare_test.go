@@ -26,6 +26,9 @@ func doc(cells ...report.Cell) *report.Document {
 	return &report.Document{Schema: report.Schema, Command: "run", Cells: cells}
 }
 
+// sideOf is a File of the documents given.
+func sideOf(name string, docs ...*report.Document) File { return File{Name: name, Docs: docs} }
+
 func row(t *testing.T, p Pair, fig string) Row {
 	t.Helper()
 	for _, r := range p.Rows {
@@ -38,8 +41,8 @@ func row(t *testing.T, p Pair, fig string) Row {
 }
 
 func TestSameConfigurationNoSignificantChange(t *testing.T) {
-	r, err := Compare(File{"a", doc(cell("write", 10e9, 0.3e9, 300e3, 10e3))},
-		[]File{{"b", doc(cell("write", 10.1e9, 0.3e9, 302e3, 10e3))}}, DefaultAlpha)
+	r, err := Compare(sideOf("a", doc(cell("write", 10e9, 0.3e9, 300e3, 10e3))),
+		[]File{sideOf("b", doc(cell("write", 10.1e9, 0.3e9, 302e3, 10e3)))}, DefaultAlpha)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +58,8 @@ func TestSameConfigurationNoSignificantChange(t *testing.T) {
 }
 
 func TestSingleCellsPairAcrossMethods(t *testing.T) {
-	r, err := Compare(File{"w", doc(cell("write", 10e9, 0.3e9, 300e3, 5e3))},
-		[]File{{"s", doc(cell("sendfile", 12e9, 0.3e9, 150e3, 5e3))}}, DefaultAlpha)
+	r, err := Compare(sideOf("w", doc(cell("write", 10e9, 0.3e9, 300e3, 5e3))),
+		[]File{sideOf("s", doc(cell("sendfile", 12e9, 0.3e9, 150e3, 5e3)))}, DefaultAlpha)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +89,12 @@ func TestSingleCellsPairAcrossMethods(t *testing.T) {
 func TestNothingInCommon(t *testing.T) {
 	a := doc(cell("write", 1, 0, 1, 0), cell("splice", 1, 0, 1, 0))
 	b := doc(cell("sendfile", 1, 0, 1, 0), cell("msg_zerocopy", 1, 0, 1, 0))
-	_, err := Compare(File{"a.json", a}, []File{{"b.json", b}}, DefaultAlpha)
+	_, err := Compare(sideOf("a.json", a), []File{sideOf("b.json", b)}, DefaultAlpha)
 	if err == nil || !strings.Contains(err.Error(), "no cell or process in common") {
 		t.Errorf("err = %v", err)
 	}
 	prof := &report.Document{Schema: report.Schema, Command: "profile", Processes: []report.Process{{Comm: "x"}}}
-	if _, err := Compare(File{"a.json", a}, []File{{"p.json", prof}}, DefaultAlpha); err == nil || strings.Contains(err.Error(), "\n") {
+	if _, err := Compare(sideOf("a.json", a), []File{sideOf("p.json", prof)}, DefaultAlpha); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("run vs profile: %v", err)
 	}
 }

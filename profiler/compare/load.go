@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/zcprof/zcprof/profiler/report"
 )
@@ -34,4 +35,21 @@ func Load(path string) (*report.Document, error) {
 		return nil, fmt.Errorf("%s: no cells or processes to compare", path)
 	}
 	return &d, nil
+}
+
+// LoadSide reads one side of a comparison: a document, or a comma-separated
+// list of documents of one command, pooled.
+func LoadSide(arg string) (File, error) {
+	f := File{Name: arg}
+	for _, path := range strings.Split(arg, ",") {
+		d, err := Load(path)
+		if err != nil {
+			return File{}, err
+		}
+		if len(f.Docs) > 0 && d.Command != f.Docs[0].Command {
+			return File{}, fmt.Errorf("%s: a %q document pooled with a %q one", path, d.Command, f.Docs[0].Command)
+		}
+		f.Docs = append(f.Docs, d)
+	}
+	return f, nil
 }
