@@ -358,9 +358,13 @@ static __noinline int missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
 	return 0;
 }
 
-/* Where the span before this event ends: dispatch_ns before the
- * handler's first clock read, which is when the event really began. The
- * difference becomes probe time (probe_done from the cut).
+/* Where the span before this event ends: base (the handler's untimed
+ * dispatch) before its first clock read, which is when the event really
+ * began. The difference becomes probe time (probe_done from the cut).
+ * base is dispatch_ns at sys_enter and sys_exit, which includes the
+ * syscall slow path their probes force; the interrupt and softirq hooks
+ * force nothing of the kind and cut cfg_hook_dispatch_ns, a tracepoint's
+ * dispatch to one program.
  *
  * dispatch_ns is calibrated as the mean over sys_enter and sys_exit, but
  * the two differ: sys_enter runs first after the syscall entry, when
@@ -370,10 +374,10 @@ static __noinline int missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
  * the user span before the next sys_enter (30-50 ns per run, the loop's
  * user time 6-13% over its unprofiled CPU). What a cut cannot take is
  * owed, at most one estimate, and the task's next cut takes it: the
- * handlers' dispatch in all is dispatch_ns per run, as calibrated. */
-static __always_inline __u64 dispatch_cut(struct zc_cpu *c, __u64 now)
+ * handlers' dispatch in all is base per run, as calibrated. */
+static __always_inline __u64 dispatch_cut(struct zc_cpu *c, __u64 now, __u64 base)
 {
-	__u64 est = dispatch_ns + c->owed_ns, last;
+	__u64 est = base + c->owed_ns, last;
 
 	catch_up(c, now);
 	last = c->last_ts;
@@ -385,7 +389,7 @@ static __always_inline __u64 dispatch_cut(struct zc_cpu *c, __u64 now)
 		return now - est;
 	}
 	est -= now - last;
-	c->owed_ns = est < dispatch_ns ? est : dispatch_ns;
+	c->owed_ns = est < base ? est : base;
 	return last;
 }
 
@@ -897,7 +901,7 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 	 * (task time of non-targets is never charged, so last_ts may stay). */
 	if (!c->gen)
 		return 0;
-	now = dispatch_cut(c, bpf_ktime_get_ns());
+	now = dispatch_cut(c, bpf_ktime_get_ns(), dispatch_ns);
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		charge(c, now, 0, 0);
@@ -942,7 +946,7 @@ static __always_inline int on_sys_exit(long ret, struct pt_regs *sys_regs)
 	tid = resolve(c, 0);
 	if (!c->gen)
 		return 0;
-	now = dispatch_cut(c, bpf_ktime_get_ns());
+	now = dispatch_cut(c, bpf_ktime_get_ns(), dispatch_ns);
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		charge(c, now, 0, 0);
@@ -1122,7 +1126,7 @@ static __always_inline int on_enter_ctx(__u8 ctx)
 		return 0;
 	resolve(c, now); /* dispatch_cut catches up before anything is charged */
 	settle_unknown(c);
-	now = dispatch_cut(c, now);
+	now = dispatch_cut(c, now, cfg_hook_dispatch_ns);
 	charge(c, now, 0, 0);
 	/* At the interrupted level (probe_at): */
 	probe_done_est(c, now, EST_CTX_ENTER + ctx);
@@ -1148,7 +1152,7 @@ static __always_inline int on_exit_ctx(__u8 ctx)
 		c->depth = 1;
 		c->stack[1] = ctx;
 	}
-	now = dispatch_cut(c, now);
+	now = dispatch_cut(c, now, cfg_hook_dispatch_ns);
 	charge(c, now, 1, 0);
 	probe_done_est(c, now, EST_CTX_EXIT + ctx); /* at the interrupt's level */
 	c->depth--;
