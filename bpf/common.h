@@ -114,6 +114,24 @@ static __always_inline void probe_cut(struct zc_cpu *c, __u64 start, __u64 end)
 	c->probe_at[masked(c->depth, MAX_DEPTH - 1)] += d;
 }
 
+/* Probe time d that began before the span's last event could have seen it
+ * (an interrupt's cost ahead of its program): the CPU's charge point moves
+ * on by all of d, past the clock when the last event came within d of
+ * the program; catch_up gives any overshoot back at the next accounting
+ * event. Only for programs nothing nests in (hardirq context). */
+static __always_inline void probe_take(struct zc_cpu *c, __u64 d)
+{
+	__u64 last = c->last_ts;
+
+	if (!last || !d)
+		return;
+	if (__sync_val_compare_and_swap(&c->last_ts, last, last + d) != last)
+		return;
+	c->probe_ns += d;
+	c->probe_runs++;
+	c->probe_at[masked(c->depth, MAX_DEPTH - 1)] += d;
+}
+
 /* An estimated run (probe_done_est) moves last_ts by its slot's mean, past
  * the clock when the handler was quicker and the next event came first:
  * the estimate would then create time, and a loop of events closer than

@@ -12,7 +12,8 @@
  * reads, the time between them summed. What the calibrating thread pays
  * beyond that sum is what zcprof's handlers cannot time themselves; user
  * space measures it once per process (calibrate.go) and the accounting
- * counts it per handler run as zcprof's own time (dispatch_ns). */
+ * counts it per handler run as zcprof's own time (dispatch_ns); the
+ * sampler counts calib_sample's figure per sample. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -91,3 +92,9 @@ int BPF_PROG(calib_sys_enter) { return calib(); }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(calib_sys_exit) { return calib(); }
+
+/* On a cpu-clock perf event of the calibrating thread: what a sample costs
+ * beyond a program's run (the timer interrupt, its hrtimer, perf's
+ * dispatch to the program), which the sampler cannot time itself. */
+SEC("perf_event")
+int calib_sample(void *ctx) { return calib(); }

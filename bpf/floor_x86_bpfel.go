@@ -24,6 +24,7 @@ type FloorFloorCount struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	FloorMapFloorRuns          = "floor_runs"
+	FloorProgCalibSample       = "calib_sample"
 	FloorProgCalibSysEnter     = "calib_sys_enter"
 	FloorProgCalibSysExit      = "calib_sys_exit"
 	FloorProgFloorIrqEntry     = "floor_irq_entry"
@@ -79,6 +80,7 @@ type FloorSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FloorProgramSpecs struct {
+	CalibSample       *ebpf.ProgramSpec `ebpf:"calib_sample"`
 	CalibSysEnter     *ebpf.ProgramSpec `ebpf:"calib_sys_enter"`
 	CalibSysExit      *ebpf.ProgramSpec `ebpf:"calib_sys_exit"`
 	FloorIrqEntry     *ebpf.ProgramSpec `ebpf:"floor_irq_entry"`
@@ -146,6 +148,7 @@ type FloorVariables struct {
 //
 // It can be passed to LoadFloorObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FloorPrograms struct {
+	CalibSample       *ebpf.Program `ebpf:"calib_sample"`
 	CalibSysEnter     *ebpf.Program `ebpf:"calib_sys_enter"`
 	CalibSysExit      *ebpf.Program `ebpf:"calib_sys_exit"`
 	FloorIrqEntry     *ebpf.Program `ebpf:"floor_irq_entry"`
@@ -159,6 +162,7 @@ type FloorPrograms struct {
 
 func (p *FloorPrograms) Close() error {
 	return _FloorClose(
+		p.CalibSample,
 		p.CalibSysEnter,
 		p.CalibSysExit,
 		p.FloorIrqEntry,

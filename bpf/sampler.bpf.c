@@ -9,8 +9,8 @@
  *
  * cpu_states and threads are the accounting's maps (common.h): the loader
  * passes the session's as MapReplacements. This
- * program reads them, and adds its own run time to the CPU's probe time
- * (PROBE_TP, common.h). */
+ * program reads them, and adds its own run time and the sample's untimed
+ * cost to the CPU's probe time (zc_sample, below). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -154,8 +154,32 @@ static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
 	return ref >= ZC_EARLY_MIN_REF_NS && 2 * (__u64)late < ref;
 }
 
+/* What a sample costs beyond this program's run (the timer interrupt, its
+ * hrtimer, perf's dispatch): measured by user space before load
+ * (calibrate.go, SampleDispatchNS), 0 when it could not be. */
+const volatile __u64 cfg_sample_dispatch_ns = 0;
+
+static __always_inline int sample(struct bpf_perf_event_data *ctx);
+
+/* Timed like the feature programs, but with the sample's own untimed cost,
+ * which can be tens of microseconds where interrupts are dear (PVM
+ * guests): more than the span since the CPU's last event, so it is taken
+ * whole (probe_take) rather than cut out of that span. */
 SEC("perf_event")
-int PROBE_TP(zc_sample, struct bpf_perf_event_data)
+int zc_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 t0 = probe_start();
+	__u32 zero = 0;
+	struct zc_cpu *c;
+	int r = sample(ctx);
+
+	c = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (c)
+		probe_take(c, bpf_ktime_get_ns() - t0 + cfg_sample_dispatch_ns);
+	return r;
+}
+
+static __always_inline int sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt, zero = 0;

@@ -83,16 +83,17 @@ type SamplerZcTimer struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SamplerMapCpuStates         = "cpu_states"
-	SamplerMapLeaves            = "leaves"
-	SamplerMapSamplerStats      = "sampler_stats"
-	SamplerMapSamples           = "samples"
-	SamplerMapScratch           = "scratch"
-	SamplerMapThreads           = "threads"
-	SamplerMapTimers            = "timers"
-	SamplerProgZcSample         = "zc_sample"
-	SamplerVarCfgHookDispatchNs = "cfg_hook_dispatch_ns"
-	SamplerVarUnwindEvery       = "unwind_every"
+	SamplerMapCpuStates           = "cpu_states"
+	SamplerMapLeaves              = "leaves"
+	SamplerMapSamplerStats        = "sampler_stats"
+	SamplerMapSamples             = "samples"
+	SamplerMapScratch             = "scratch"
+	SamplerMapThreads             = "threads"
+	SamplerMapTimers              = "timers"
+	SamplerProgZcSample           = "zc_sample"
+	SamplerVarCfgHookDispatchNs   = "cfg_hook_dispatch_ns"
+	SamplerVarCfgSampleDispatchNs = "cfg_sample_dispatch_ns"
+	SamplerVarUnwindEvery         = "unwind_every"
 )
 
 // LoadSampler returns the embedded CollectionSpec for Sampler.
@@ -157,8 +158,9 @@ type SamplerMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SamplerVariableSpecs struct {
-	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
-	UnwindEvery       *ebpf.VariableSpec `ebpf:"unwind_every"`
+	CfgHookDispatchNs   *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
+	CfgSampleDispatchNs *ebpf.VariableSpec `ebpf:"cfg_sample_dispatch_ns"`
+	UnwindEvery         *ebpf.VariableSpec `ebpf:"unwind_every"`
 }
 
 // SamplerObjects contains all objects after they have been loaded into the kernel.
@@ -206,8 +208,9 @@ func (m *SamplerMaps) Close() error {
 //
 // It can be passed to LoadSamplerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SamplerVariables struct {
-	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
-	UnwindEvery       *ebpf.Variable `ebpf:"unwind_every"`
+	CfgHookDispatchNs   *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
+	CfgSampleDispatchNs *ebpf.Variable `ebpf:"cfg_sample_dispatch_ns"`
+	UnwindEvery         *ebpf.Variable `ebpf:"unwind_every"`
 }
 
 // SamplerPrograms contains all programs after they have been loaded into the kernel.

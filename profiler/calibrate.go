@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -41,13 +42,22 @@ import (
 // hook, minus its clock pair, is a tracepoint's dispatch to one more
 // program (the hook's wrapper and bpf_trace_run*) without the syscall slow
 // path, which the first copy already forced. The feature programs on other
-// hooks (byte classes, the softirq owner split, the sampler) count it per
-// run as probe time (cfg_hook_dispatch_ns, bpf/common.h).
+// hooks (byte classes, the softirq owner split) and the accounting's
+// interrupt and softirq handlers count it per run as probe time
+// (cfg_hook_dispatch_ns, bpf/common.h).
+//
+// A third, for the sampler: the calibrating thread's batches with a
+// cpu-clock event of its own running a trivial timed program
+// (calib_sample), extra CPU per sample minus what the program timed, is
+// what a sample costs beyond its program: the timer interrupt, its hrtimer
+// and perf's dispatch (cfg_sample_dispatch_ns, sampler.bpf.c).
 const (
 	calibCalls  = 30000
 	calibRounds = 9
 	// calibMaxNS caps the estimate: above it the measurement was disturbed
 	// beyond repair and counting it would hide real user or path time.
+	// A sample's figure is capped at half its calibrating period instead
+	// (an interrupt can cost tens of µs on virtual machines).
 	calibMaxNS = 1000
 )
 
@@ -61,20 +71,21 @@ type dispatchEstimate struct {
 // calibration holds the figures measured so far: once per process, the
 // syscall figure once per accounting backend.
 var calibration struct {
-	mu   sync.Mutex
-	hook *dispatchEstimate
-	sys  map[string]dispatchEstimate
+	mu     sync.Mutex
+	hook   *dispatchEstimate
+	sample *dispatchEstimate
+	sys    map[string]dispatchEstimate
 }
 
 // resetCalibration forgets every figure: the next session measures again.
 func resetCalibration() {
 	calibration.mu.Lock()
 	defer calibration.mu.Unlock()
-	calibration.hook, calibration.sys = nil, nil
+	calibration.hook, calibration.sample, calibration.sys = nil, nil, nil
 }
 
 // DispatchNS is the per-run cost the accounting's handlers of backend on
-// sys_enter, sys_exit and the context hooks cannot time (measured once per
+// sys_enter and sys_exit cannot time (measured once per
 // process and backend, before anything of the session is attached); err
 // says why it could not be measured (then 0).
 func DispatchNS(backend string) (uint64, error) {
@@ -92,7 +103,8 @@ func DispatchNS(backend string) (uint64, error) {
 }
 
 // HookDispatchNS is a tracepoint's dispatch to one more program, which the
-// feature programs cannot time (measured once per process); err says why
+// feature programs and the accounting's interrupt and softirq handlers
+// cannot time (measured once per process); err says why
 // it could not be measured (then 0).
 func HookDispatchNS() (uint64, error) {
 	calibration.mu.Lock()
@@ -102,6 +114,22 @@ func HookDispatchNS() (uint64, error) {
 		calibration.hook = &e
 	}
 	return calibration.hook.ns, calibration.hook.err
+}
+
+// SampleDispatchNS is what a sample of a cpu-clock perf event costs the
+// sampled thread beyond its program's run: the timer interrupt, its
+// hrtimer and perf's dispatch to the program (measured once per process;
+// tens of µs on some virtual machines, where an interrupt is dear). The
+// sampler counts it per sample as probe time. err says why it could not
+// be measured (then 0).
+func SampleDispatchNS() (uint64, error) {
+	calibration.mu.Lock()
+	defer calibration.mu.Unlock()
+	if calibration.sample == nil {
+		e := onCalibrationThread(measureSampleDispatch)
+		calibration.sample = &e
+	}
+	return calibration.sample.ns, calibration.sample.err
 }
 
 // SetHookDispatch sets an object's cfg_hook_dispatch_ns (bpf/common.h)
@@ -140,9 +168,11 @@ type batchPair struct {
 	// during the batch with the programs, 1/share are theirs.
 	counted func() (timedNS, runs uint64, err error)
 	share   uint64
-	// runsPerCall is how many runs each getppid() gives the programs under
-	// test at least (fewer: they missed calls).
-	runsPerCall uint64
+	// minRuns is how many runs the rounds give the programs under test at
+	// least (fewer: they missed events).
+	minRuns uint64
+	// maxNS caps the estimate (0: calibMaxNS).
+	maxNS uint64
 }
 
 // measure runs calibRounds rounds of a batch without the programs, one
@@ -175,8 +205,8 @@ func (b batchPair) measure() dispatchEstimate {
 		timed += (timed1 - timed0) / b.share
 		count += (runs1 - runs0) / b.share
 	}
-	if want := b.runsPerCall * calibRounds * calibCalls; count < want {
-		return calibrationFailed(fmt.Errorf("%d program runs seen, want %d", count, want))
+	if count < b.minRuns {
+		return calibrationFailed(fmt.Errorf("%d program runs seen, want %d", count, b.minRuns))
 	}
 	sort.Float64s(diffs)
 	perRun := float64(timed) / float64(count)
@@ -185,7 +215,11 @@ func (b batchPair) measure() dispatchEstimate {
 	if est <= 0 {
 		return dispatchEstimate{err: fmt.Errorf("too noisy here: a run cost %.0f ns more than none, less than the %.0f ns it timed itself", excess, perRun)}
 	}
-	return dispatchEstimate{ns: min(uint64(est), calibMaxNS)}
+	limit := b.maxNS
+	if limit == 0 {
+		limit = calibMaxNS
+	}
+	return dispatchEstimate{ns: min(uint64(est), limit)}
 }
 
 // measureHandlerDispatch measures the syscall figure with the accounting's
@@ -233,8 +267,8 @@ func measureHandlerDispatch(backend string) dispatchEstimate {
 			t, err := handlerTimed(coll)
 			return t.ProbeNs, t.ProbeRuns, err
 		},
-		share:       1,
-		runsPerCall: 2, // sys_enter and sys_exit
+		share:   1,
+		minRuns: 2 * calibRounds * calibCalls, // sys_enter and sys_exit
 	}.measure()
 }
 
@@ -301,9 +335,85 @@ func measureHookDispatch() dispatchEstimate {
 		},
 		// In the batch of two, each call ran both copies: half the runs
 		// and half their timed sum are the second copy's.
-		share:       2,
-		runsPerCall: 1,
+		share:   2,
+		minRuns: calibRounds * calibCalls,
 	}.measure()
+}
+
+// calibSamplePeriod is the calibrating event's period: fast enough for
+// its samples to stand out of a batch's noise on a host where they are
+// cheap, as a cpu-clock event allows (10 µs at least).
+const calibSamplePeriod = 100_000 // ns
+
+// measureSampleDispatch measures the sample figure: the calibrating
+// thread's batches with a cpu-clock event of its own running calib_sample
+// (floor.bpf.c), a trivial timed program.
+func measureSampleDispatch() dispatchEstimate {
+	spec, err := bpf.LoadFloor()
+	if err != nil {
+		return calibrationFailed(err)
+	}
+	if err := spec.Variables["calib_tid"].Set(uint32(unix.Gettid())); err != nil {
+		return calibrationFailed(err)
+	}
+	for name := range spec.Programs {
+		if name != "calib_sample" {
+			delete(spec.Programs, name)
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
+	if err != nil {
+		return calibrationFailed(bpf.ShortError(err))
+	}
+	defer coll.Close()
+	return batchPair{
+		attach: func() ([]link.Link, error) {
+			l, err := attachThreadClock(coll.Programs["calib_sample"], calibSamplePeriod)
+			if err != nil {
+				return nil, err
+			}
+			return []link.Link{l}, nil
+		},
+		counted: func() (uint64, uint64, error) {
+			c, err := floorCounts([]*ebpf.Collection{coll})
+			return c.TimedNs, c.Runs, err
+		},
+		share:   1,
+		minRuns: calibRounds * 10, // a sample in 3 ms of CPU at the least
+		maxNS:   calibSamplePeriod / 2,
+	}.measure()
+}
+
+// eventLink is a program's link to a perf event and the event, closed
+// after it.
+type eventLink struct {
+	link.Link
+	fd int
+}
+
+func (l eventLink) Close() error {
+	return errors.Join(l.Link.Close(), unix.Close(l.fd))
+}
+
+// attachThreadClock opens a cpu-clock event on this thread with period (in
+// ns) and attaches prog to it.
+func attachThreadClock(prog *ebpf.Program, period uint64) (link.Link, error) {
+	attr := unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_SOFTWARE,
+		Config: unix.PERF_COUNT_SW_CPU_CLOCK,
+		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Sample: period,
+	}
+	fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("perf_event_open(cpu-clock, this thread): %w", err)
+	}
+	l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: prog, Attach: ebpf.AttachPerfEvent})
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("attach to cpu-clock event: %w", err)
+	}
+	return eventLink{l, fd}, nil
 }
 
 // attachAll attaches every program of coll, after links (closed on error).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -15,7 +16,7 @@ import (
 func registerBackends(f *pflag.FlagSet, accounting, byteClasses *string, attr *attrib.Options) {
 	f.StringVar(accounting, "accounting", "auto", "accounting backend: auto, tp_btf or raw_tp")
 	f.StringVar(&attr.Backend, "backend", "auto", "attribution backend (categories inside each path): auto, sampling, fentry, kprobe or none")
-	f.IntVar(&attr.SampleHz, "sample-hz", attrib.DefaultHz, fmt.Sprintf("samples per second per CPU of the sampling backend (the copy-share sampler beside fentry or kprobe unwinds every sample: at most %d)", attrib.FullStackHz))
+	f.Var(sampleHz{&attr.SampleHz}, "sample-hz", fmt.Sprintf("samples per second per CPU of the sampling backend; auto: %d, lower where a sample's timer interrupt is dear (within %.0f%% of a busy CPU) (the copy-share sampler beside fentry or kprobe unwinds every sample: at most %d)", attrib.DefaultHz, 100*attrib.SampleBudget, attrib.FullStackHz))
 	f.StringVar(byteClasses, "byte-classes", "auto", "how send decisions (copy, splice, zero-copy) are traced: auto, tcp_sendmsg_locked (6.16+), syscall (6.3+), syscall_return or off")
 }
 
@@ -27,3 +28,28 @@ func validateBackends(accounting, byteClasses string) error {
 	}
 	return kernel.Choose("--byte-classes", "", byteClasses, byteclass.Choices())
 }
+
+// sampleHz is --sample-hz: auto (0 in attrib.Options) or a rate.
+type sampleHz struct{ hz *int }
+
+func (s sampleHz) String() string {
+	if s.hz == nil || *s.hz == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(*s.hz)
+}
+
+func (s sampleHz) Set(v string) error {
+	if v == "auto" {
+		*s.hz = 0
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > attrib.MaxHz {
+		return fmt.Errorf("must be auto or between 1 and %d", attrib.MaxHz)
+	}
+	*s.hz = n
+	return nil
+}
+
+func (s sampleHz) Type() string { return "hz" }

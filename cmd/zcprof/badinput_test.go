@@ -56,7 +56,7 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 		{args: []string{"profile", "-a", "--accounting", "bogus"}, want: `--accounting "bogus": unknown`},
 		{args: []string{"profile", "-a", "--byte-classes", "bogus"}, want: `--byte-classes "bogus": unknown`},
 		{args: []string{"profile", "-a", "--backend", "dtrace"}, want: `--backend "dtrace": unknown`},
-		{args: []string{"profile", "-a", "--sample-hz", "0"}, want: "--sample-hz 0"},
+		{args: []string{"profile", "-a", "--sample-hz", "0"}, want: `invalid argument "0" for "--sample-hz" flag: must be auto or between 1 and 100000`},
 		{args: []string{"profile", "-a", "--backend", "none", "--pprof", out}, want: "drop --backend none"},
 		// profile: outputs and metrics
 		{args: []string{"profile", "-a", "--json", "--csv"}, want: "either --json or --csv"},
@@ -86,7 +86,7 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 		{args: []string{"run", "--rx-method", "zerocopy", "--size", "1000"}, want: "multiple of 4096"},
 		{args: []string{"run", "extra"}, want: "unknown command"},
 		{args: []string{"run", "--backend", "dtrace"}, want: `--backend "dtrace": unknown`},
-		{args: []string{"run", "--sample-hz", "0"}, want: "--sample-hz 0"},
+		{args: []string{"run", "--sample-hz", "0"}, want: `invalid argument "0" for "--sample-hz" flag: must be auto or between 1 and 100000`},
 		{args: []string{"run", "--backend", "none", "--folded", out}, want: "drop --backend none"},
 		{args: []string{"run", "--accounting", "bogus"}, want: `--accounting "bogus": unknown`},
 		{args: []string{"run", "--byte-classes", "bogus"}, want: `--byte-classes "bogus": unknown`},

@@ -13,7 +13,7 @@ import (
 // Options choose and tune the attribution backend (--backend, --sample-hz).
 type Options struct {
 	Backend  string // "auto" (default), "sampling", "fentry", "kprobe" or "none"
-	SampleHz int    // 0: DefaultHz
+	SampleHz int    // 0: AutoHz of this machine's cost per sample
 }
 
 // BackendNone turns attribution off.
@@ -36,7 +36,8 @@ func SamplingRung() Rung {
 	return Rung{Name: NameSampling, Start: func(sess *profiler.Session, o Options) (Backend, error) {
 		hz := o.SampleHz
 		if hz == 0 {
-			hz = DefaultHz
+			ns, _ := profiler.SampleDispatchNS() // 0 when unmeasured: DefaultHz
+			hz = AutoHz(ns)
 		}
 		return Start(sess, hz)
 	}}

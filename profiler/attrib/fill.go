@@ -150,6 +150,10 @@ func Annotate(d *report.Document, b Backend, prev, cur Reading) {
 		}
 	}
 	d.Backends.Attribution = b.Name()
+	if s, ok := b.(*Sampler); ok {
+		d.Backends.SampleHz = s.hz
+		d.Overhead.SampleDispatchNS = s.dispatchNS
+	}
 	delete(d.Backends.Unavailable, "attribution")
 	for k, v := range b.Unavailable() {
 		d.Backends.Unavailable[k] = v

@@ -19,7 +19,8 @@ import (
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
-// DefaultHz is the default sampling rate per CPU. A prime rate avoids
+// DefaultHz is the default sampling rate per CPU where a sample is cheap
+// (AutoHz lowers it where it is not). A prime rate avoids
 // sampling in lockstep with the 250 Hz tick.
 //
 // A kernel stack unwind costs 10-15 µs on our PVM guests (most of it in
@@ -35,6 +36,27 @@ import (
 // (README, "Inside each path").
 const DefaultHz = 2999
 
+// SampleBudget is the share of a busy CPU the default rate's timer
+// interrupts may cost (what a sample costs beyond its program,
+// profiler.SampleDispatchNS): where a sample is dear, as on our PVM
+// guests (22-28 µs), the default rate is lower than DefaultHz.
+const SampleBudget = 0.02
+
+// autoRates are the default rates, highest first: none divides the 250 or
+// 1000 Hz tick.
+var autoRates = []int{DefaultHz, 1999, 999, 499, 199}
+
+// AutoHz is the default rate where one sample costs sampleNS beyond its
+// program: the highest of autoRates within SampleBudget, else the lowest.
+func AutoHz(sampleNS uint64) int {
+	for _, hz := range autoRates {
+		if float64(hz)*float64(sampleNS) <= SampleBudget*1e9 {
+			return hz
+		}
+	}
+	return autoRates[len(autoRates)-1]
+}
+
 // UnwindHz bounds the full unwinds per second per CPU: about 0.5% of a busy
 // CPU here.
 const UnwindHz = 333
@@ -46,10 +68,13 @@ func UnwindEvery(hz int) int { return max(1, (hz+UnwindHz/2)/UnwindHz) }
 // Sampler is the sampling attribution backend: a cpu-clock perf event per
 // online CPU, each with the zc_sample program attached.
 type Sampler struct {
-	hz   int
-	syms *ksym.Table
-	coll *ebpf.Collection
-	prog *ebpf.Program
+	hz int
+	// dispatchNS is what a sample costs beyond the program, counted per
+	// sample as probe time (profiler.SampleDispatchNS).
+	dispatchNS uint64
+	syms       *ksym.Table
+	coll       *ebpf.Collection
+	prog       *ebpf.Program
 
 	links []link.Link
 	fds   []int
@@ -105,6 +130,12 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
+	// What a sample costs beyond the program is zcprof's time too; the
+	// session says when it could not be measured.
+	sampleNS, sampleErr := profiler.SampleDispatchNS()
+	if err := spec.Variables["cfg_sample_dispatch_ns"].Set(sampleNS); err != nil {
+		return nil, fmt.Errorf("sampler: set cfg_sample_dispatch_ns: %w", err)
+	}
 	if err := spec.Variables["unwind_every"].Set(uint32(every)); err != nil {
 		return nil, fmt.Errorf("sampler: set unwind_every: %w", err)
 	}
@@ -112,8 +143,11 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load sampler: %w", err)
 	}
-	s := &Sampler{hz: hz, syms: syms, coll: coll, prog: coll.Programs["zc_sample"],
+	s := &Sampler{hz: hz, dispatchNS: sampleNS, syms: syms, coll: coll, prog: coll.Programs["zc_sample"],
 		unavailable: map[string]string{}, cache: map[[64]uint64]string{}, leafCache: map[uint64]string{}}
+	if sampleErr != nil {
+		s.unavailable["sample dispatch calibration"] = fmt.Sprintf("probe time leaves out each sample's timer interrupt: %v", sampleErr)
+	}
 	if why := lateUnmeasured(); why != "" {
 		s.unavailable[unavailableLateness] = why
 	}

@@ -53,6 +53,8 @@ type Backends struct {
 	// that depends on one cannot tell. The reason of each is in
 	// Unavailable["byte classes: <source>"].
 	ByteClassesUnavailable []string `json:"byte_classes_unavailable,omitempty"`
+	// SampleHz is the sampling backend's rate per CPU (0: no sampler).
+	SampleHz int `json:"sample_hz,omitempty"`
 }
 
 // Overhead is what zcprof's own handlers cost in the measured threads:
@@ -78,6 +80,11 @@ type Overhead struct {
 	// the softirq owner split, the sampler) on other hooks: a tracepoint's
 	// dispatch to one more program, measured at start, included in bpf_ns.
 	HookDispatchNS uint64 `json:"hook_dispatch_ns_per_event"`
+	// SampleDispatchNS is what one sample of the sampling backend costs
+	// beyond its program's run (the timer interrupt, its hrtimer, perf's
+	// dispatch), measured at start, included in bpf_ns per sample; absent
+	// without the sampler.
+	SampleDispatchNS uint64 `json:"sample_dispatch_ns_per_sample,omitempty"`
 	// MapFull counts, by BPF map, the updates refused because the map was
 	// full during the interval: counts that are missing.
 	MapFull map[string]uint64 `json:"map_full,omitempty"`

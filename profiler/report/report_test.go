@@ -52,6 +52,19 @@ func TestTableShowsWhereTheTimeWent(t *testing.T) {
 	}
 }
 
+// The header names the sampler's rate, which depends on the machine.
+func TestTableNamesTheSampleRate(t *testing.T) {
+	d := sample()
+	d.Backends.Attribution, d.Backends.SampleHz = "sampling", 499
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if want := "attribution: sampling at 499 Hz\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, buf.String())
+	}
+}
+
 func TestJSONContract(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, sample()); err != nil {

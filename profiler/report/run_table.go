@@ -19,7 +19,7 @@ func WriteRunTable(w io.Writer, d *Document) error {
 		}
 	}
 	bw.printf("zcprof run  %s  %d cell(s), %s measured  accounting: %s (exact)  attribution: %s\n",
-		topo, len(d.Cells), Seconds(d.DurationNS), d.Backends.Accounting, orNone(d.Backends.Attribution))
+		topo, len(d.Cells), Seconds(d.DurationNS), d.Backends.Accounting, attributionName(d.Backends))
 	if why := AttributionWhy(d.Backends); why != "" {
 		bw.printf("attribution: %s\n", why)
 	}

@@ -17,7 +17,7 @@ func OverheadLine(o Overhead) string {
 func WriteTable(w io.Writer, d *Document) error {
 	bw := &errWriter{w: w}
 	bw.printf("zcprof %s  %s  accounting: %s (exact)  attribution: %s\n",
-		d.Command, Seconds(d.DurationNS), d.Backends.Accounting, orNone(d.Backends.Attribution))
+		d.Command, Seconds(d.DurationNS), d.Backends.Accounting, attributionName(d.Backends))
 	if why := AttributionWhy(d.Backends); why != "" {
 		bw.printf("attribution: %s\n", why)
 	}
@@ -164,6 +164,15 @@ func softirqCell(p Path) string {
 		parts = append(parts, strings.TrimPrefix(k, "softirq.")+" "+Seconds(p.Softirq[k]))
 	}
 	return Seconds(p.SoftirqNS) + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// attributionName is the attribution backend for a header, with the
+// sampler's rate.
+func attributionName(b Backends) string {
+	if b.SampleHz > 0 {
+		return fmt.Sprintf("%s at %d Hz", orNone(b.Attribution), b.SampleHz)
+	}
+	return orNone(b.Attribution)
 }
 
 func orNone(s string) string {

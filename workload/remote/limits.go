@@ -170,10 +170,8 @@ func (l Limits) validate(p *pb.Prepare) (prepared, error) {
 	}
 	out.classes = p.ByteClasses
 	if p.Attribution != "" {
+		// 0: the agent's own default, from what a sample costs there.
 		a := attrib.Options{Backend: p.Attribution, SampleHz: int(p.SampleHz)}
-		if a.SampleHz == 0 {
-			a.SampleHz = attrib.DefaultHz
-		}
 		if err := a.Validate(); err != nil {
 			return out, err
 		}

@@ -102,7 +102,7 @@ func measuredBps(b *testing.B, method string) float64 {
 	o := Defaults()
 	o.Methods, o.Duration = []string{method}, benchDuration
 	o.Backend, o.ByteClasses = "auto", "auto"
-	o.Attribution = &attrib.Options{Backend: "auto", SampleHz: attrib.DefaultHz}
+	o.Attribution = &attrib.Options{Backend: "auto"} // the CLI's --sample-hz auto
 	d, err := Run(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)

@@ -152,6 +152,7 @@ func (a *docAcc) add(s sample) {
 	o.Misses += d.Overhead.Misses
 	o.DispatchNS = d.Overhead.DispatchNS // measured once per process
 	o.HookDispatchNS = d.Overhead.HookDispatchNS
+	o.SampleDispatchNS = max(o.SampleDispatchNS, d.Overhead.SampleDispatchNS) // 0 on a side without the sampler
 	if p := d.Precision; p != nil {
 		a.doc.Precision.Merge(p)
 	}

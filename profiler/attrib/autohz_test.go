@@ -1,0 +1,28 @@
+package attrib
+
+import "testing"
+
+// The default rate keeps a sample's timer interrupts within the budget:
+// DefaultHz where a sample is cheap (bare metal, a few µs), lower on a
+// guest where it costs tens of µs, never below the lowest rate.
+func TestAutoHzKeepsTheBudget(t *testing.T) {
+	for _, c := range []struct {
+		sampleNS uint64
+		want     int
+	}{
+		{0, DefaultHz},     // not measured
+		{2_000, DefaultHz}, // 2999 × 2 µs = 0.6%
+		{6_668, DefaultHz}, // 2999 × 6.668 µs = 1.9997%
+		{6_669, 1999},      // 2.0001% at 2999
+		{25_000, 499},      // our PVM guests: 999 × 25 µs = 2.5%
+		{40_000, 499},      // 499 × 40 µs = 2.0%
+		{1_000_000, 199},   // the lowest, whatever it costs
+	} {
+		if got := AutoHz(c.sampleNS); got != c.want {
+			t.Errorf("AutoHz(%d ns) = %d, want %d", c.sampleNS, got, c.want)
+		}
+		if got := AutoHz(c.sampleNS); got != autoRates[len(autoRates)-1] && float64(got)*float64(c.sampleNS) > SampleBudget*1e9 {
+			t.Errorf("AutoHz(%d ns) = %d spends more than %.0f%%", c.sampleNS, got, 100*SampleBudget)
+		}
+	}
+}
