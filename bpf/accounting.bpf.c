@@ -284,10 +284,13 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 	if (err && err != -ZC_EEXIST)
 		__sync_fetch_and_add(&thread_infos_full, 1);
 	err = bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
-	if (err && err != -ZC_EEXIST) {
-		/* No thread will ever carry this generation: its info would
-		 * never be released. */
-		__sync_fetch_and_add(&threads_full, 1);
+	if (err) {
+		/* No thread will ever carry this generation, so its info would
+		 * never be released: the map is full, or the thread got an
+		 * entry meanwhile (user space registering it, a handler on
+		 * another CPU), which is the one looked up below. */
+		if (err != -ZC_EEXIST)
+			__sync_fetch_and_add(&threads_full, 1);
 		bpf_map_delete_elem(&thread_infos, &t.gen);
 	}
 	return bpf_map_lookup_elem(&threads, &tid);
