@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"unsafe"
@@ -106,15 +107,7 @@ func DispatchNS(backend string) (uint64, error) {
 // feature programs and the accounting's interrupt and softirq handlers
 // cannot time (measured once per process); err says why
 // it could not be measured (then 0).
-func HookDispatchNS() (uint64, error) {
-	calibration.mu.Lock()
-	defer calibration.mu.Unlock()
-	if calibration.hook == nil {
-		e := onCalibrationThread(measureHookDispatch)
-		calibration.hook = &e
-	}
-	return calibration.hook.ns, calibration.hook.err
-}
+func HookDispatchNS() (uint64, error) { return measuredOnce(&calibration.hook, measureHookDispatch) }
 
 // SampleDispatchNS is what a sample of a cpu-clock perf event costs the
 // sampled thread beyond its program's run: the timer interrupt, its
@@ -123,13 +116,19 @@ func HookDispatchNS() (uint64, error) {
 // sampler counts it per sample as probe time. err says why it could not
 // be measured (then 0).
 func SampleDispatchNS() (uint64, error) {
+	return measuredOnce(&calibration.sample, measureSampleDispatch)
+}
+
+// measuredOnce is the figure in *slot, measured on a calibration thread
+// the first time it is asked for.
+func measuredOnce(slot **dispatchEstimate, measure func() dispatchEstimate) (uint64, error) {
 	calibration.mu.Lock()
 	defer calibration.mu.Unlock()
-	if calibration.sample == nil {
-		e := onCalibrationThread(measureSampleDispatch)
-		calibration.sample = &e
+	if *slot == nil {
+		e := onCalibrationThread(measure)
+		*slot = &e
 	}
-	return calibration.sample.ns, calibration.sample.err
+	return (*slot).ns, (*slot).err
 }
 
 // SetHookDispatch sets an object's cfg_hook_dispatch_ns (bpf/common.h)
@@ -299,20 +298,30 @@ func handlerTimed(coll *ebpf.Collection) (bpf.AccountingZcCpu, error) {
 	return sum, it.Err()
 }
 
+// calibSpec is floor.bpf.c's spec with only the programs named, following
+// this thread alone.
+func calibSpec(programs ...string) (*ebpf.CollectionSpec, error) {
+	spec, err := bpf.LoadFloor()
+	if err != nil {
+		return nil, err
+	}
+	if err := spec.Variables["calib_tid"].Set(uint32(unix.Gettid())); err != nil {
+		return nil, err
+	}
+	for name := range spec.Programs {
+		if !slices.Contains(programs, name) {
+			delete(spec.Programs, name)
+		}
+	}
+	return spec, nil
+}
+
 // measureHookDispatch measures the hook figure: from one trivial program
 // on sys_enter and sys_exit to two.
 func measureHookDispatch() dispatchEstimate {
-	spec, err := bpf.LoadFloor()
+	spec, err := calibSpec("calib_sys_enter", "calib_sys_exit")
 	if err != nil {
 		return calibrationFailed(err)
-	}
-	if err := spec.Variables["calib_tid"].Set(uint32(unix.Gettid())); err != nil {
-		return calibrationFailed(err)
-	}
-	for name := range spec.Programs {
-		if name != "calib_sys_enter" && name != "calib_sys_exit" {
-			delete(spec.Programs, name)
-		}
 	}
 	var colls [2]*ebpf.Collection
 	for i := range colls {
@@ -349,17 +358,9 @@ const calibSamplePeriod = 100_000 // ns
 // thread's batches with a cpu-clock event of its own running calib_sample
 // (floor.bpf.c), a trivial timed program.
 func measureSampleDispatch() dispatchEstimate {
-	spec, err := bpf.LoadFloor()
+	spec, err := calibSpec("calib_sample")
 	if err != nil {
 		return calibrationFailed(err)
-	}
-	if err := spec.Variables["calib_tid"].Set(uint32(unix.Gettid())); err != nil {
-		return calibrationFailed(err)
-	}
-	for name := range spec.Programs {
-		if name != "calib_sample" {
-			delete(spec.Programs, name)
-		}
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
 	if err != nil {

@@ -99,21 +99,27 @@ func TestNothingInCommon(t *testing.T) {
 	}
 }
 
-func TestLoadBadInputsOneLine(t *testing.T) {
+// fileWriter writes files into a temporary directory and returns their
+// paths.
+func fileWriter(t *testing.T) func(name, s string) string {
 	dir := t.TempDir()
-	write := func(name, s string) string {
+	return func(name, s string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+func TestLoadBadInputsOneLine(t *testing.T) {
+	write := fileWriter(t)
 	good, _ := json.Marshal(doc(cell("write", 1, 0, 1, 0)))
 	if _, err := Load(write("good.json", string(good))); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ path, want string }{
-		{filepath.Join(dir, "missing.json"), "no such file"},
+		{filepath.Join(t.TempDir(), "missing.json"), "no such file"},
 		{write("corrupt.json", `{"schema": "zcprof/v1", "cells": [`), "not a zcprof JSON document"},
 		{write("other.json", `{"hello": 1}`), "no schema field"},
 		{write("v2.json", `{"schema": "zcprof/v2", "cells": []}`), `schema "zcprof/v2"`},

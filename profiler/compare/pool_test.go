@@ -2,7 +2,6 @@ package compare
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,14 +46,7 @@ func TestPooledSideIsOneSample(t *testing.T) {
 }
 
 func TestLoadSidePoolsOneCommand(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, s string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t)
 	run1 := write("run1.json", `{"schema": "zcprof/v1", "command": "run", "cells": [{}]}`)
 	run2 := write("run2.json", `{"schema": "zcprof/v1", "command": "run", "cells": [{}]}`)
 	prof := write("prof.json", `{"schema": "zcprof/v1", "command": "profile", "processes": [{}]}`)
@@ -65,7 +57,7 @@ func TestLoadSidePoolsOneCommand(t *testing.T) {
 	if _, err := LoadSide(run1 + "," + prof); err == nil || !strings.Contains(err.Error(), `a "profile" document pooled with a "run" one`) {
 		t.Errorf("run pooled with profile: %v", err)
 	}
-	if _, err := LoadSide(run1 + "," + filepath.Join(dir, "none.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := LoadSide(run1 + "," + filepath.Join(filepath.Dir(run1), "none.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing pooled file: %v", err)
 	}
 }
