@@ -3,7 +3,7 @@ package attrib
 import "testing"
 
 // The default rate keeps a sample's timer interrupts within the budget:
-// DefaultHz where a sample is cheap (bare metal, a few µs), lower on a
+// DefaultHz where a sample is cheap (a few µs), lower on a
 // guest where it costs tens of µs, never below the lowest rate.
 func TestAutoHzKeepsTheBudget(t *testing.T) {
 	for _, c := range []struct {
