@@ -232,33 +232,51 @@ func (s *Session) addInFlight(snap *Snapshot) error {
 		return fmt.Errorf("read cpu states: %w", err)
 	}
 	snap.MonoNS = monoNow()
-	for _, c := range cpus {
-		if c.LastTs == 0 || c.LastTs >= snap.MonoNS || c.Tid == 0 {
-			continue
+	lookup := func(tid uint32) (bpf.AccountingZcThread, bool) {
+		var th bpf.AccountingZcThread
+		return th, s.core.Maps["threads"].Lookup(tid, &th) == nil
+	}
+	for i := range cpus {
+		snap.addCPUInFlight(&cpus[i], lookup)
+	}
+	return nil
+}
+
+// addCPUInFlight adds what one CPU has not charged yet to its running
+// target (lookup finds a thread switched in since its last event): the open
+// span since last_ts, and the handler time gathered for it since the last
+// flush. An estimated handler run can leave last_ts ahead of the clock (the
+// next event gives the overshoot back, catch_up in bpf/common.h): then no
+// span is open, and the probe time is taken as catch_up would leave it.
+func (snap *Snapshot) addCPUInFlight(c *bpf.AccountingZcCpu, lookup func(tid uint32) (bpf.AccountingZcThread, bool)) {
+	if c.LastTs == 0 || c.Tid == 0 {
+		return
+	}
+	gen, path := c.Gen, taxonomy.Path(c.Path)
+	if c.Resolved == 0 || gen == 0 {
+		th, ok := lookup(c.Tid)
+		if !ok {
+			return // not a target
 		}
-		gen, path := c.Gen, taxonomy.Path(c.Path)
-		if c.Resolved == 0 || gen == 0 {
-			// Switched in since its last event: look the thread up.
-			var th bpf.AccountingZcThread
-			if err := s.core.Maps["threads"].Lookup(c.Tid, &th); err != nil {
-				continue // not a target
-			}
-			gen, path = th.Gen, taxonomy.Path(th.Path)
-		}
+		gen, path = th.Gen, taxonomy.Path(th.Path)
+	}
+	probe := c.ProbeNs
+	if c.LastTs < snap.MonoNS {
 		ctx := taxonomy.CtxTask
 		if c.Depth > 0 {
 			ctx = taxonomy.Ctx(c.Stack[c.Depth&3])
 		}
 		k := Key{gen, path, ctx}
-		cur := snap.Counters[k]
-		cur.NS += snap.MonoNS - c.LastTs
-		snap.Counters[k] = cur
-		if c.ProbeNs != 0 || c.ProbeRuns != 0 {
-			// The running thread's handler time, not flushed yet.
-			snap.Counters[Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}] = snap.Counters[Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}].add(Counter{Calls: c.ProbeRuns, NS: c.ProbeNs})
-		}
+		snap.Counters[k] = snap.Counters[k].add(Counter{NS: snap.MonoNS - c.LastTs})
+	} else if over := c.LastTs - snap.MonoNS; over < probe {
+		probe -= over
+	} else {
+		probe = 0
 	}
-	return nil
+	if probe != 0 || c.ProbeRuns != 0 {
+		k := Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}
+		snap.Counters[k] = snap.Counters[k].add(Counter{Calls: c.ProbeRuns, NS: probe})
+	}
 }
 
 func (s *Session) readThreads(snap *Snapshot) error {

@@ -1,0 +1,67 @@
+package profiler
+
+import (
+	"testing"
+
+	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
+)
+
+// What a CPU has not charged yet goes to its running target: the open span
+// and the handler time not flushed. An estimated handler run that left
+// last_ts ahead of the clock opens no span, and its probe time counts less
+// the overshoot the next event gives back (catch_up in bpf/common.h); it
+// used to be dropped with the span.
+func TestInFlightAheadOfTheClock(t *testing.T) {
+	const gen = 7
+	running := func(last uint64) bpf.AccountingZcCpu {
+		return bpf.AccountingZcCpu{LastTs: last, Tid: 42, Gen: gen, Resolved: 1,
+			Path: uint8(taxonomy.PathTxWrite), ProbeNs: 300, ProbeRuns: 2}
+	}
+	noThread := func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false }
+	probe := Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}
+	write := Key{gen, taxonomy.PathTxWrite, taxonomy.CtxTask}
+	for _, tc := range []struct {
+		name          string
+		last          uint64
+		span, probeNS uint64
+		probeRuns     uint64
+	}{
+		{"behind", 10_000 - 500, 500, 300, 2},
+		{"even", 10_000, 0, 300, 2},
+		{"ahead", 10_000 + 120, 0, 180, 2},
+		{"ahead by more than its probe time", 10_000 + 400, 0, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
+			c := running(tc.last)
+			s.addCPUInFlight(&c, noThread)
+			if got := s.Counters[write].NS; got != tc.span {
+				t.Errorf("open span %d ns, want %d", got, tc.span)
+			}
+			if got := s.Counters[probe]; got.NS != tc.probeNS || got.Calls != tc.probeRuns {
+				t.Errorf("probe %d ns in %d runs, want %d in %d", got.NS, got.Calls, tc.probeNS, tc.probeRuns)
+			}
+		})
+	}
+}
+
+// A thread switched in since the CPU's last event is looked up; one that
+// is not a target adds nothing.
+func TestInFlightLooksUpASwitchedInThread(t *testing.T) {
+	c := bpf.AccountingZcCpu{LastTs: 9_000, Tid: 42, ProbeNs: 50, ProbeRuns: 1}
+	s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
+	s.addCPUInFlight(&c, func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false })
+	if len(s.Counters) != 0 {
+		t.Fatalf("a non-target's CPU added %v", s.Counters)
+	}
+	s.addCPUInFlight(&c, func(tid uint32) (bpf.AccountingZcThread, bool) {
+		return bpf.AccountingZcThread{Gen: 9, Path: uint8(taxonomy.PathRxRead)}, tid == 42
+	})
+	if got := s.Counters[Key{9, taxonomy.PathRxRead, taxonomy.CtxTask}].NS; got != 1_000 {
+		t.Fatalf("switched-in thread's span %d ns, want 1000", got)
+	}
+	if got := s.Counters[Key{9, taxonomy.ProbePath, taxonomy.CtxProbe}]; got.NS != 50 || got.Calls != 1 {
+		t.Fatalf("switched-in thread's probe %+v", got)
+	}
+}
