@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,6 +19,34 @@ type Target struct {
 	Comm           string // processes whose leader has this command name
 	Cgroup         string // a cgroup v2 directory; the tasks in it and below
 	FollowChildren bool   // children forked by a target become targets
+}
+
+// String names the target as a user gave it: "pid 4242", "comm nginx,
+// cgroup /sys/fs/cgroup/x", "every task".
+func (t Target) String() string {
+	if t.All {
+		return "every task"
+	}
+	var parts []string
+	for _, set := range []struct {
+		name string
+		ids  []int
+	}{{"pid", t.PIDs}, {"tid", t.TIDs}} {
+		if len(set.ids) > 0 {
+			ids := make([]string, len(set.ids))
+			for i, id := range set.ids {
+				ids[i] = strconv.Itoa(id)
+			}
+			parts = append(parts, set.name+" "+strings.Join(ids, ","))
+		}
+	}
+	if t.Comm != "" {
+		parts = append(parts, "comm "+t.Comm)
+	}
+	if t.Cgroup != "" {
+		parts = append(parts, "cgroup "+t.Cgroup)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Filter bits; mirror enum zc_filter in bpf/accounting.h.

@@ -14,6 +14,19 @@ import (
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
+// stopHint says what ends a profile that has no command of its own.
+func stopHint(opts profiler.ProfileOptions) string {
+	switch {
+	case opts.Duration > 0:
+		return fmt.Sprintf("stopping after %v or on Ctrl-C", opts.Duration)
+	case len(opts.Target.PIDs) == 1:
+		return "stopping when it exits or on Ctrl-C"
+	case len(opts.Target.PIDs) > 1:
+		return "stopping when they all exit or on Ctrl-C"
+	}
+	return "Ctrl-C to stop"
+}
+
 func newProfileCmd() *cobra.Command {
 	var (
 		opts      profiler.ProfileOptions
@@ -73,6 +86,13 @@ func newProfileCmd() *cobra.Command {
 			userInterval := opts.Interval > 0
 			if userInterval {
 				opts.OnInterval = render
+			}
+			if len(opts.Command) == 0 {
+				// As perf and bpftrace do: say when measuring starts, so
+				// a user (or a script) knows the target is now watched.
+				opts.OnStart = func() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "zcprof: profiling %s; %s\n", t, stopHint(opts))
+				}
 			}
 			stopMetrics, err := metr.start(cmd.Context(), &opts, cmd.ErrOrStderr())
 			if err != nil {

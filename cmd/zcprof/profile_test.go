@@ -1,11 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zcprof/zcprof/profiler/testenv"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,10 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 // These tests drive the real binary, as a user would.
@@ -51,15 +54,19 @@ func run(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
+	code := finished(t, cmd.Run())
+	return result{out.String(), errb.String(), code}
+}
+
+// finished is a command's exit status (exitCode); failing to run it at all
+// fails the test.
+func finished(t *testing.T, err error) int {
+	t.Helper()
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
 	}
-	return result{out.String(), errb.String(), code}
+	return exitCode(err)
 }
 
 func decode(t *testing.T, s string) *report.Document {
@@ -136,15 +143,28 @@ func TestSIGINTDetachesEverything(t *testing.T) {
 
 func TestPidExitEndsTheRun(t *testing.T) {
 	requireBPF(t)
-	// Long enough to outlive zcprof's start (about 1.5 s here with the
-	// dispatch calibration): 1,500,000 rounds (1.3 s) sometimes ended
-	// before the session attached, and the report had no process.
-	busy := exec.Command("sh", "-c", "i=0; while [ $i -lt 6000000 ]; do i=$((i+1)); done")
+	// The target does its work only once zcprof says it is attached, so
+	// however long zcprof takes to start, the report has the target's CPU.
+	// It waits on a FIFO, not a polling loop, so that it forks no child
+	// (which --pid would follow) and takes no CPU from zcprof's start.
+	start := filepath.Join(t.TempDir(), "start")
+	if err := unix.Mkfifo(start, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	busy := exec.Command("sh", "-c", "read go < "+start+"; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
 	if err := busy.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Wait()
-	r := run(t, exec.Command(zcprofBin, "profile", "--json", "--pid", fmt.Sprint(busy.Process.Pid)))
+	defer busy.Process.Kill() // on a failure before the FIFO is written
+	p := startProfile(t, exec.Command(zcprofBin, "profile", "--json", "--pid", fmt.Sprint(busy.Process.Pid)))
+	if want := fmt.Sprintf("zcprof: profiling pid %d; stopping when it exits or on Ctrl-C", busy.Process.Pid); p.attachLine != want {
+		t.Errorf("attach line %q, want %q", p.attachLine, want)
+	}
+	if err := os.WriteFile(start, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -156,6 +176,56 @@ func TestPidExitEndsTheRun(t *testing.T) {
 		t.Errorf("no note that the target exited: %v", d.Warnings)
 	}
 	assertGone(t, d.Backends.ProgramIDs)
+}
+
+// attachedProfile is a zcprof profile that has said it is attached.
+type attachedProfile struct {
+	cmd        *exec.Cmd
+	out        bytes.Buffer
+	errb       *bytes.Buffer
+	copied     chan struct{}
+	attachLine string
+}
+
+// startProfile starts a zcprof profile without a command and returns once
+// its stderr says the programs are attached ("zcprof: profiling ...").
+func startProfile(t *testing.T, cmd *exec.Cmd) *attachedProfile {
+	t.Helper()
+	p := &attachedProfile{cmd: cmd, errb: &bytes.Buffer{}, copied: make(chan struct{})}
+	cmd.Stdout = &p.out
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewReader(pipe)
+	for {
+		line, err := lines.ReadString('\n')
+		p.errb.WriteString(line)
+		if strings.HasPrefix(line, "zcprof: profiling ") {
+			p.attachLine = strings.TrimSuffix(line, "\n")
+			break
+		}
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("zcprof ended before it attached: %s", p.errb.String())
+		}
+	}
+	go func() {
+		io.Copy(p.errb, lines)
+		close(p.copied)
+	}()
+	return p
+}
+
+// wait reads the rest of the profile's output and its exit status.
+func (p *attachedProfile) wait(t *testing.T) result {
+	t.Helper()
+	<-p.copied // Wait closes the pipe: read it to the end first
+	code := finished(t, p.cmd.Wait())
+	return result{p.out.String(), p.errb.String(), code}
 }
 
 func TestCommCgroupAndAll(t *testing.T) {

@@ -91,7 +91,7 @@ type Overhead struct {
 }
 
 // OverheadNotTimed is Overhead.NotTimed.
-const OverheadNotTimed = "each event's tracepoint dispatch before the handler's first clock read and after its last, the syscall entry/exit slow path that any sys_enter/sys_exit probe forces, and what the handlers evict from the task's caches; estimated per run with the handlers themselves on a calibrating thread and counted in bpf_ns; for the feature programs on other hooks, the tracepoint's dispatch to one more program, estimated against a trivial program; not counted: the sampler's interrupt entry and exit"
+const OverheadNotTimed = "each event's tracepoint dispatch before the handler's first clock read and after its last, the syscall entry/exit slow path that any sys_enter/sys_exit probe forces, and what the handlers evict from the task's caches; estimated per run with the handlers themselves on a calibrating thread and counted in bpf_ns; for the feature programs on other hooks, the tracepoint's dispatch to one more program, estimated against a trivial program; for the sampling backend, each sample's timer interrupt and perf dispatch, estimated against a trivial program on a cpu-clock event"
 
 // ScopeOverhead fills bpf_ns, events and share from the entries the
 // figures are reported for.
