@@ -61,17 +61,24 @@ func TestOutputFilesCheckedBeforeMeasuring(t *testing.T) {
 }
 
 // Writing a file fails after the run (/dev/full): the table still prints,
-// the error is one line, the exit is non-zero.
+// the error is one line, the exit is non-zero. profile -a said when it
+// started measuring, so that line comes first.
 func TestOutputWriteFailureKeepsTheTable(t *testing.T) {
 	requireBPF(t)
 	for _, c := range []struct {
-		args  []string
-		table string
+		args    []string
+		started string
+		table   string
 	}{
-		{[]string{"profile", "-a", "-d", "300ms", "--html", "/dev/full"}, "zcprof profile"},
-		{[]string{"run", "--method", "write", "--bytes", "4M", "-q", "--html", "/dev/full"}, "zcprof run"},
+		{[]string{"profile", "-a", "-d", "300ms", "--html", "/dev/full"},
+			"zcprof: profiling every task; stopping after 300ms or on Ctrl-C\n", "zcprof profile"},
+		{[]string{"run", "--method", "write", "--bytes", "4M", "-q", "--html", "/dev/full"}, "", "zcprof run"},
 	} {
 		r := run(t, exec.Command(zcprofBin, c.args...))
+		if !strings.HasPrefix(r.stderr, c.started) {
+			t.Errorf("zcprof %v: stderr %q does not begin with %q", c.args, r.stderr, c.started)
+		}
+		r.stderr = strings.TrimPrefix(r.stderr, c.started)
 		oneLine(t, c.args, r, "--html: write /dev/full: no space left on device")
 		if !strings.HasPrefix(r.stdout, c.table) {
 			t.Errorf("zcprof %v: no table on stdout:\n%s", c.args, r.stdout)
