@@ -42,6 +42,7 @@ type Session struct {
 	dispatchNS uint64
 
 	mu      sync.Mutex
+	progIDs map[*ebpf.Program]uint32 // kernel ids, asked once per program
 	nextGen uint32
 	retired retirement // exited threads, released from the maps
 	closed  bool
@@ -207,12 +208,22 @@ func (s *Session) ProgramIDs() []uint32 {
 }
 
 func (s *Session) programIDs() []uint32 {
+	if s.progIDs == nil {
+		s.progIDs = map[*ebpf.Program]uint32{}
+	}
 	var ids []uint32
 	for _, p := range s.progs.progs {
-		if info, err := p.Info(); err == nil {
-			if id, ok := info.ID(); ok {
-				ids = append(ids, uint32(id))
+		id, ok := s.progIDs[p]
+		if !ok {
+			if info, err := p.Info(); err == nil {
+				if kid, has := info.ID(); has {
+					id, ok = uint32(kid), true
+					s.progIDs[p] = id
+				}
 			}
+		}
+		if ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids

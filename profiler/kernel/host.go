@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,17 +26,26 @@ type Host struct {
 // ReadHost reads the kernel release, online CPUs and the two config options
 // that change what times() and schedstat mean.
 func ReadHost() Host {
-	h := Host{Kernel: Release()}
+	h := configFacts()
 	if cpus, err := OnlineCPUs(); err == nil {
 		h.CPUs = len(cpus)
 	}
+	return h
+}
+
+// configFacts are the host facts from the running kernel and its config,
+// read once per process: they cannot change while it runs, and parsing
+// the config for every document was a fifth of a long profile's
+// allocations.
+var configFacts = sync.OnceValue(func() Host {
+	h := Host{Kernel: Release()}
 	cfg, _, _ := ReadConfig(h.Kernel)
 	h.HZ = ConfigHZ(cfg)
 	h.IRQTimeAccounting = ConfigEnabled(cfg, "CONFIG_IRQ_TIME_ACCOUNTING")
 	h.StealTimeAccounting = ConfigEnabled(cfg, "CONFIG_PARAVIRT_TIME_ACCOUNTING")
 	h.PreemptRT = preemptRT(cfg)
 	return h
-}
+})
 
 // preemptRT: /sys/kernel/realtime (1 on PREEMPT_RT kernels) needs no
 // config file; the config's CONFIG_PREEMPT_RT is the fallback.
