@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.h"
+#include "zcb_stats.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -24,6 +25,14 @@ const volatile __u32 cfg_filter = 0;
 const volatile __u32 cfg_follow_children = 0;
 const volatile __u32 cfg_self_tgid = 0;
 const volatile char cfg_comm[16] = {};
+/* Byte classes are on: the syscall handlers note what only a syscall
+ * shows (sendfile and splice sources, TCP_ZEROCOPY_RECEIVE's mapped
+ * bytes) for them, instead of probes of their own on the syscalls'
+ * tracepoints (which would make the kernel dispatch every syscall of
+ * every task to perf). copy_splice_read's address from kallsyms, 0 if
+ * unknown (then only O_DIRECT and DAX sources are recognised). */
+const volatile __u32 cfg_byte_classes = 0;
+const volatile __u64 cfg_copy_splice_read = 0;
 
 /* Generations handed out here start high: user space pre-registers the
  * threads that exist at start with small generations. */
@@ -89,6 +98,20 @@ struct {
 	__type(value, __u8);
 } targets_tid SEC(".maps");
 
+static const struct zc_thread blank_thread = {};
+
+/* on_exec's copies of two entries: too large for the BPF stack. */
+struct exec_scratch {
+	struct zc_thread mine, other;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_scratch);
+} exec_copies SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);
@@ -104,6 +127,9 @@ struct {
 #define S_IFSOCK 0140000
 #define S_IFREG 0100000
 #define S_IFIFO 0010000
+
+#define O_DIRECT_FLAG 040000
+#define S_DAX_FLAG (1 << 13)
 
 #define MSG_ERRQUEUE 0x2000
 #define MSG_ZEROCOPY 0x4000000
@@ -264,26 +290,29 @@ static __always_inline __u8 system_path(struct task_struct *task, __u32 tid)
 static __always_inline struct zc_thread *create_thread(struct task_struct *task, __u32 tid,
 						    __u32 tgid)
 {
-	struct zc_thread t = { .tgid = tgid, .path = PATH_UNKNOWN };
 	struct zc_thread_info info = { .tid = tid, .tgid = tgid };
-	__u32 flags = BPF_CORE_READ(task, flags);
+	__u32 flags = BPF_CORE_READ(task, flags), gen;
+	struct zc_thread *t;
+	__u8 path = PATH_UNKNOWN;
 	long err;
 
 	/* Kernel-side threads never make syscalls: their whole life is one
 	 * path. io_uring workers (iou-wrk, iou-sqp) belong to the ring's owner. */
 	if (flags & PF_IO_WORKER)
-		t.path = PATH_IO_URING;
+		path = PATH_IO_URING;
 	else if (flags & PF_KTHREAD)
-		t.path = PATH_OTHER;
-	t.gen = __sync_fetch_and_add(&next_gen, 1);
+		path = PATH_OTHER;
+	gen = __sync_fetch_and_add(&next_gen, 1);
 	info.start_ns = BPF_CORE_READ(task, start_time);
 	info.task = (__u64)task;
 	info.first_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
 	bpf_get_current_comm(&info.comm, sizeof(info.comm));
-	err = bpf_map_update_elem(&thread_infos, &t.gen, &info, BPF_NOEXIST);
+	err = bpf_map_update_elem(&thread_infos, &gen, &info, BPF_NOEXIST);
 	if (err && err != -ZC_EEXIST)
 		__sync_fetch_and_add(&thread_infos_full, 1);
-	err = bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	/* An entry is too large for the BPF stack: inserted blank (gen 0,
+	 * which every reader skips), then filled in. */
+	err = bpf_map_update_elem(&threads, &tid, &blank_thread, BPF_NOEXIST);
 	if (err) {
 		/* No thread will ever carry this generation, so its info would
 		 * never be released: the map is full, or the thread got an
@@ -291,9 +320,16 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 		 * another CPU), which is the one looked up below. */
 		if (err != -ZC_EEXIST)
 			__sync_fetch_and_add(&threads_full, 1);
-		bpf_map_delete_elem(&thread_infos, &t.gen);
+		bpf_map_delete_elem(&thread_infos, &gen);
+		return bpf_map_lookup_elem(&threads, &tid);
 	}
-	return bpf_map_lookup_elem(&threads, &tid);
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t) {
+		t->tgid = tgid;
+		t->path = path;
+		t->gen = gen;
+	}
+	return t;
 }
 
 /* Learn who is current on this CPU (lazily, once per switch-in). */
@@ -313,6 +349,58 @@ static __always_inline void flush_probe(struct zc_cpu *c)
 		add_stat(c->gen, PROBE_PATH, CTX_PROBE, ns, runs, 0);
 	else
 		add_stat(0, c->sys_path, CTX_PROBE, ns, runs, 0);
+}
+
+/* A thread's entry goes (exit, or a non-leader exec): its task-context
+ * counts move to the stats map, where user space finds them from then on
+ * (it reads stats before threads: a snapshot between the two may miss
+ * them, never count them twice). */
+static __noinline int retire_counts(struct zc_thread *t)
+{
+#pragma unroll
+	for (int p = 0; p < NR_PATHS; p++) {
+		if (t->task.p[p].calls || t->task.p[p].ns || t->task.p[p].bytes)
+			add_stat(t->gen, p, CTX_TASK, t->task.p[p].ns, t->task.p[p].calls,
+				 t->task.p[p].bytes);
+	}
+	return 0;
+}
+
+/* The running target's syscall state and task-context counts go back to
+ * its entry (see struct zc_thread), at switch-out or before its CPU state
+ * is reloaded. Counts whose entry is gone (or is another generation's
+ * after a tid changed hands) go to the stats map: nothing is dropped. */
+static __noinline int flush_thread(struct zc_cpu *c)
+{
+	__u32 tid = c->tid;
+	struct zc_thread *t;
+
+	if (!c->gen)
+		return 0;
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t && t->gen == c->gen) {
+		__sync_fetch_and_add(&t->seq, 1);
+#pragma unroll
+		for (int p = 0; p < NR_PATHS; p++) {
+			t->task.p[p].calls += c->pend.p[p].calls;
+			t->task.p[p].ns += c->pend.p[p].ns;
+			t->task.p[p].bytes += c->pend.p[p].bytes;
+		}
+		t->path = c->path;
+		t->sys = c->sys;
+		__sync_fetch_and_add(&t->seq, 1);
+	} else {
+#pragma unroll
+		for (int p = 0; p < NR_PATHS; p++) {
+			if (c->pend.p[p].calls || c->pend.p[p].ns || c->pend.p[p].bytes)
+				add_stat(c->gen, p, CTX_TASK, c->pend.p[p].ns, c->pend.p[p].calls,
+					 c->pend.p[p].bytes);
+		}
+	}
+#pragma unroll
+	for (int p = 0; p < NR_PATHS; p++)
+		c->pend.p[p].calls = c->pend.p[p].ns = c->pend.p[p].bytes = 0;
+	return 0;
 }
 
 /* Another task is current than the last sched_switch announced (as next,
@@ -351,6 +439,7 @@ static __noinline int missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
 			add_stat(t->gen, t->path, CTX_SWITCH_UNCERTAIN, window, 1, 0);
 	}
 	flush_probe(c);
+	flush_thread(c);
 	c->in_pid = tid;
 	c->in_ts = b;
 	c->in_rq = rq;
@@ -404,6 +493,15 @@ static __noinline int resolve_slow(struct zc_cpu *c, __u32 tid)
 	struct zc_thread *t;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	if (c->gen) {
+		/* Only the targets changed: a target stays one, and its state
+		 * on this CPU is newer than its entry's. */
+		if (c->resolved && c->tid == tid) {
+			c->epoch = targets_epoch;
+			return 0;
+		}
+		flush_thread(c);
+	}
 	c->epoch = targets_epoch;
 	c->tid = tid;
 	c->resolved = 1;
@@ -425,8 +523,12 @@ static __noinline int resolve_slow(struct zc_cpu *c, __u32 tid)
 			return 0;
 		}
 	}
-	c->gen = t->gen;
+	/* pend_seq before gen: a reader that sees the gen sees its seq. */
+	c->pend_seq = t->seq;
+	asm volatile("" ::: "memory");
 	c->path = t->path;
+	c->sys = t->sys;
+	c->gen = t->gen;
 	return 0;
 }
 
@@ -460,6 +562,18 @@ static __always_inline __u64 claim_span(struct zc_cpu *c, __u64 now)
 	return 0;
 }
 
+/* Task-context counts of the CPU's running target, kept on the CPU until
+ * it is switched out (flush_thread). Plain adds: a nested handler adds
+ * time only, and a lost nanosecond of it is the price of no atomics. */
+static __always_inline void pend_add(struct zc_cpu *c, __u8 path, __u64 ns, __u64 calls, __u64 bytes)
+{
+	struct zc_stat_val *v = &c->pend.p[masked(path, NR_PATHS - 1)];
+
+	v->ns += ns;
+	v->calls += calls;
+	v->bytes += bytes;
+}
+
 /* Charge the time since the previous event on this CPU, with the calls and
  * bytes of a syscall that ends now.
  *
@@ -479,7 +593,10 @@ static __always_inline void charge_as(struct zc_cpu *c, __u64 now, __u32 gen, __
 	if (ctx >= NR_CTX || (!d && !calls))
 		return;
 	if (gen) {
-		add_stat(gen, path, ctx, d, calls, bytes);
+		if (ctx == CTX_TASK && gen == c->gen)
+			pend_add(c, path, d, calls, bytes);
+		else
+			add_stat(gen, path, ctx, d, calls, bytes);
 		if (path == PATH_UNKNOWN) {
 			struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
 			if (t)
@@ -490,15 +607,13 @@ static __always_inline void charge_as(struct zc_cpu *c, __u64 now, __u32 gen, __
 	}
 }
 
-/* charge_as for the user time before a syscall of t, the current target:
- * into t->user_ns when it is task time (a syscall interrupted by nothing),
- * as charge_as would put it under (gen, PATH_USER, CTX_TASK). */
-static __always_inline void charge_user(struct zc_cpu *c, __u64 now, struct zc_thread *t)
+/* charge_as for the user time before a syscall of the current target. */
+static __always_inline void charge_user(struct zc_cpu *c, __u64 now)
 {
 	if (c->depth)
-		charge_as(c, now, t->gen, PATH_USER, 0, 0);
+		charge_as(c, now, c->gen, PATH_USER, 0, 0);
 	else
-		t->user_ns += claim_span(c, now);
+		c->pend.p[PATH_USER].ns += claim_span(c, now);
 }
 
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
@@ -508,17 +623,34 @@ static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u
 
 /* The first boundary of a thread tells what it was doing before: move what
  * was charged to PATH_UNKNOWN to that path. */
-static __noinline int move_unknown(struct zc_thread *t, __u8 to)
+static __noinline int move_unknown(struct zc_cpu *c, struct zc_thread *t, __u8 to)
 {
 #pragma unroll
 	for (int ctx = 0; ctx < NR_CTX; ctx++) {
 		__u64 ns = t->unknown_ns[ctx];
 		if (!ns)
 			continue;
-		add_stat(t->gen, to, ctx, ns, 0, 0);
-		add_stat(t->gen, PATH_UNKNOWN, ctx, -ns, 0, 0);
+		if (ctx == CTX_TASK && t->gen == c->gen) {
+			/* Modulo 2^64, summed with the entry's by user space. */
+			pend_add(c, to, ns, 0, 0);
+			pend_add(c, PATH_UNKNOWN, -ns, 0, 0);
+		} else {
+			add_stat(t->gen, to, ctx, ns, 0, 0);
+			add_stat(t->gen, PATH_UNKNOWN, ctx, -ns, 0, 0);
+		}
 		t->unknown_ns[ctx] = 0;
 	}
+	return 0;
+}
+
+/* move_unknown for the current target, whose entry only this needs. */
+static __noinline int move_unknown_current(struct zc_cpu *c, __u8 to)
+{
+	__u32 tid = c->tid;
+	struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t && t->gen == c->gen)
+		move_unknown(c, t, to);
 	return 0;
 }
 
@@ -629,7 +761,7 @@ static __always_inline __u8 uring_enter_path(struct pt_regs *regs)
 
 /* Which path a syscall belongs to, from its number and arguments. The fd
  * type matters: write() to a file is not a socket send. */
-static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_thread *t)
+static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_sys *t)
 {
 	__u32 in, out;
 
@@ -763,7 +895,7 @@ static __always_inline __u64 mmsg_bytes(__u64 vec, long msgs)
 	return m.bytes;
 }
 
-static __always_inline __u64 exit_calls(struct zc_thread *t)
+static __always_inline __u64 exit_calls(struct zc_sys *t)
 {
 	return t->arg == ARG_NO_CALL ? 0 : 1;
 }
@@ -787,7 +919,7 @@ static __always_inline bool is_restart_ret(long ret)
 
 /* At sys_enter: the call that ended to be restarted is entered again, so
  * its calls and bytes are counted at this call's exit. */
-static __always_inline void restart_entered(struct zc_thread *t, long nr)
+static __always_inline void restart_entered(struct zc_sys *t, long nr)
 {
 	if (t->restart_nr && (nr == t->restart_nr - 1 || nr == NR_restart_syscall))
 		t->restart_nr = 0;
@@ -798,14 +930,14 @@ static __always_inline void restart_entered(struct zc_thread *t, long nr)
  * counted now, as one call of its path with no time (its time was charged
  * when it ended). Any other return is the syscall number the kernel put
  * back to restart it. */
-static __noinline int restart_returned(struct zc_cpu *c, __u64 now, struct zc_thread *t)
+static __noinline int restart_returned(struct zc_cpu *c, __u64 now)
 {
-	charge_as(c, now, t->gen, t->restart_path, 1, 0);
-	t->restart_nr = 0;
+	charge_as(c, now, c->gen, c->sys.restart_path, 1, 0);
+	c->sys.restart_nr = 0;
 	return 0;
 }
 
-static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t)
+static __always_inline __u64 exit_bytes(__u32 gen, __u8 path, long ret, struct zc_sys *t)
 {
 	if (t->arg == ARG_NO_CALL)
 		return 0;
@@ -825,6 +957,8 @@ static __always_inline __u64 exit_bytes(__u8 path, long ret, struct zc_thread *t
 		if (ret != 0 || !t->arg)
 			return 0;
 		bpf_probe_read_user(&zc, sizeof(zc), (void *)t->arg);
+		if (cfg_byte_classes && zc.length)
+			add_class(gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, zc.length, 1);
 		return (__u64)zc.length + (zc.copybuf_len > 0 ? zc.copybuf_len : 0);
 	}
 	}
@@ -851,17 +985,16 @@ static __noinline int settle_unknown_slow(struct zc_cpu *c)
 	long nr;
 
 	t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t || t->path != PATH_UNKNOWN)
+	if (!t || t->gen != c->gen)
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	nr = regs->orig_ax;
 	if (nr >= 0 && (long)regs->ax == -ENOSYS) {
-		path = classify(nr, regs, t);
+		path = classify(nr, regs, &c->sys);
 	} else {
 		path = PATH_USER;
 	}
-	move_unknown(t, path);
-	t->path = path;
+	move_unknown(c, t, path);
 	c->path = path;
 	return 0;
 }
@@ -872,10 +1005,43 @@ static __always_inline void settle_unknown(struct zc_cpu *c)
 		settle_unknown_slow(c);
 }
 
-static __always_inline void set_cpu_path(struct zc_cpu *c, __u32 tid, __u8 path)
+/* vfs_splice_read reads O_DIRECT and DAX files, and filesystems without a
+ * page-cache splice_read (procfs, sysfs, cifs, /dev/zero ...), through
+ * copy_splice_read: into freshly allocated pages, which are then spliced.
+ * The send is "spliced" but the data was not shared with the page cache. */
+static __always_inline int source_cannot_splice(struct file *f)
 {
-	if (c->resolved && c->tid == tid)
-		c->path = path;
+	if (BPF_CORE_READ(f, f_flags) & O_DIRECT_FLAG)
+		return 1;
+	if (BPF_CORE_READ(f, f_inode, i_flags) & S_DAX_FLAG)
+		return 1;
+	return cfg_copy_splice_read &&
+	       (__u64)BPF_CORE_READ(f, f_op, splice_read) == cfg_copy_splice_read;
+}
+
+/* For the byte classes: whether the source of a sendfile, or of a splice
+ * from a file (file -> pipe, which the pipe -> socket splice after it
+ * sends), cannot splice. vmsplice's user pages splice as they are. The
+ * note stays with the thread until its next such call. */
+static __noinline int note_source(long nr, struct pt_regs *regs, struct zc_sys *sys)
+{
+	struct file *f;
+
+	if (nr == NR_vmsplice) {
+		sys->src_copy = 0;
+		return 0;
+	}
+	f = fd_file(nr == NR_sendfile ? regs->si : regs->di);
+	if (!f)
+		return 0;
+	if (nr == NR_splice) {
+		__u32 mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+
+		if (mode == S_IFIFO || mode == S_IFSOCK)
+			return 0; /* the pipe -> socket leg, or a socket */
+	}
+	sys->src_copy = source_cannot_splice(f);
+	return 0;
 }
 
 /* The syscall's saved user registers, typed: argument reads are plain
@@ -892,46 +1058,39 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 {
 	struct zc_cpu *c = this_cpu();
 	struct pt_regs *regs;
-	struct zc_thread *t;
 	__u64 now;
-	__u32 tid;
 	__u8 path;
 
 	if (!c)
 		return 0;
-	tid = resolve(c, 0);
+	resolve(c, 0);
 	/* Most syscalls on a busy machine are not the targets': leave at once
 	 * (task time of non-targets is never charged, so last_ts may stay). */
 	if (!c->gen)
 		return 0;
 	now = dispatch_cut(c, bpf_ktime_get_ns(), dispatch_ns);
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t) {
-		charge(c, now, 0, 0);
-		probe_done_est(c, now, EST_SYS_ENTER + PATH_UNKNOWN);
-		return 0;
-	}
-	if (t->path == PATH_UNKNOWN)
-		move_unknown(t, PATH_USER);
-	charge_user(c, now, t);
-	if (t->restart_nr)
-		restart_entered(t, id);
+	if (c->path == PATH_UNKNOWN)
+		move_unknown_current(c, PATH_USER);
+	charge_user(c, now);
+	if (c->sys.restart_nr)
+		restart_entered(&c->sys, id);
 	regs = user_regs(sys_regs);
-	path = classify(id, regs, t);
-	t->path = path;
-	set_cpu_path(c, tid, path);
+	path = classify(id, regs, &c->sys);
+	c->path = path;
+	if (cfg_byte_classes && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE))
+		note_source(id, regs, &c->sys);
 	probe_done_est(c, now, EST_SYS_ENTER + path);
 	return 0;
 }
 
 /* At sys_exit, the path of a syscall that began before we saw this thread:
  * its arguments are still in the saved user registers. */
-static __noinline __u8 late_path(struct zc_thread *t, struct pt_regs *regs)
+static __noinline __u8 late_path(struct zc_cpu *c, struct pt_regs *regs)
 {
-	__u8 path = classify(regs->orig_ax, regs, t);
+	__u8 path = classify(regs->orig_ax, regs, &c->sys);
 
-	if (t->path == PATH_UNKNOWN)
-		move_unknown(t, path);
+	if (c->path == PATH_UNKNOWN)
+		move_unknown_current(c, path);
 	return path;
 }
 
@@ -940,43 +1099,34 @@ static __always_inline int on_sys_exit(long ret, struct pt_regs *sys_regs)
 	struct zc_cpu *c = this_cpu();
 	__u64 now, calls, bytes;
 	struct pt_regs *regs;
-	struct zc_thread *t;
-	__u32 tid;
 	__u8 path;
 
 	if (!c)
 		return 0;
-	tid = resolve(c, 0);
+	resolve(c, 0);
 	if (!c->gen)
 		return 0;
 	now = dispatch_cut(c, bpf_ktime_get_ns(), dispatch_ns);
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t) {
-		charge(c, now, 0, 0);
-		probe_done_est(c, now, EST_SYS_EXIT + PATH_UNKNOWN);
-		return 0;
-	}
-	path = t->path;
+	path = c->path;
 	if (path == PATH_UNKNOWN || path == PATH_USER)
-		path = late_path(t, user_regs(sys_regs));
-	calls = exit_calls(t);
-	bytes = exit_bytes(path, ret, t);
+		path = late_path(c, user_regs(sys_regs));
+	calls = exit_calls(&c->sys);
+	bytes = exit_bytes(c->gen, path, ret, &c->sys);
 	if (calls && is_restart_ret(ret)) {
 		regs = user_regs(sys_regs);
-		t->restart_nr = (__u16)(regs->orig_ax + 1);
-		t->restart_path = path;
+		c->sys.restart_nr = (__u16)(regs->orig_ax + 1);
+		c->sys.restart_path = path;
 		calls = 0;
 	}
-	/* One map update for the syscall's time, call and bytes. */
-	charge_as(c, now, t->gen, path, calls, bytes);
-	if (t->restart_nr && ret == -EINTR) {
+	/* The syscall's time, call and bytes, on the CPU (pend). */
+	charge_as(c, now, c->gen, path, calls, bytes);
+	if (c->sys.restart_nr && ret == -EINTR) {
 		/* rt_sigreturn's restore_sigcontext sets orig_ax to -1. */
 		regs = user_regs(sys_regs);
 		if ((long)regs->orig_ax == -1)
-			restart_returned(c, now, t);
+			restart_returned(c, now);
 	}
-	t->path = PATH_USER;
-	set_cpu_path(c, tid, PATH_USER);
+	c->path = PATH_USER;
 	probe_done_est(c, now, EST_SYS_EXIT + path);
 	return 0;
 }
@@ -1026,9 +1176,9 @@ static __always_inline void finish_thread(struct task_struct *prev, __u32 tid)
 		info->exit_runtime_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 		info->exit_utime_ns = BPF_CORE_READ(prev, utime);
 		info->exit_stime_ns = BPF_CORE_READ(prev, stime);
-		info->user_ns = t->user_ns;
 		info->exited = 1;
 	}
+	retire_counts(t);
 	bpf_map_delete_elem(&threads, &key);
 }
 
@@ -1104,6 +1254,7 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 		add_stat(c->gen, c->path, CTX_KERNEL_DIFF, kept, 1, 0);
 	}
 	flush_probe(c); /* prev's; this handler's own time is next's run */
+	flush_thread(c);
 	c->in_pid = next_pid;
 	c->in_ts = b;
 	c->in_rq = next_exec_start;
@@ -1206,23 +1357,32 @@ static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 {
 	struct zc_cpu *c = this_cpu();
 	struct zc_thread_info *info;
-	struct zc_thread *t, *there, mine, other;
+	struct zc_thread *t, *there, *mine, *other;
+	struct exec_scratch *x;
 	bool have_mine = false, have_other = false;
-	__u32 gen;
+	__u32 gen, zero = 0;
 
 	if (!c)
 		return 0;
+	x = bpf_map_lookup_elem(&exec_copies, &zero);
+	if (!x)
+		return 0;
+	mine = &x->mine;
+	other = &x->other;
 	if (old_pid != pid) {
 		struct task_struct *task = bpf_get_current_task_btf();
 
+		/* The entries are copied below: with this CPU's counts. */
+		if (c->resolved)
+			flush_thread(c);
 		t = bpf_map_lookup_elem(&threads, &old_pid);
 		if (t) {
-			mine = *t;
+			*mine = *t;
 			have_mine = true;
 		}
 		there = bpf_map_lookup_elem(&threads, &pid);
 		if (there && !entry_of(there, task, true)) {
-			other = *there;
+			*other = *there;
 			have_other = true;
 		} else if (there && have_mine) {
 			gen = there->gen;
@@ -1236,21 +1396,21 @@ static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 				info->exit_runtime_ns = run;
 				info->exit_utime_ns = task->utime;
 				info->exit_stime_ns = task->stime;
-				info->user_ns = there->user_ns;
 				info->exited = 1;
 			}
+			retire_counts(there);
 		}
 		if (have_other) {
-			bpf_map_update_elem(&threads, &old_pid, &other, BPF_ANY);
-			retid(&other, old_pid);
+			bpf_map_update_elem(&threads, &old_pid, other, BPF_ANY);
+			retid(other, old_pid);
 			if (!have_mine) /* else overwritten below */
 				bpf_map_delete_elem(&threads, &pid);
 		} else if (have_mine) {
 			bpf_map_delete_elem(&threads, &old_pid);
 		}
 		if (have_mine) {
-			bpf_map_update_elem(&threads, &pid, &mine, BPF_ANY);
-			retid(&mine, pid);
+			bpf_map_update_elem(&threads, &pid, mine, BPF_ANY);
+			retid(mine, pid);
 		}
 		if (c->tid == old_pid)
 			c->tid = pid;
@@ -1308,7 +1468,7 @@ static __always_inline int on_sock_send_length(int ret)
 		return 0;
 	resolve(c, 0);
 	if (c->gen && c->depth == 0 && uring_send_context(c->path))
-		add_stat(c->gen, PATH_TX_IO_URING, CTX_TASK, 0, 0, ret);
+		pend_add(c, PATH_TX_IO_URING, 0, 0, ret);
 	return 0;
 }
 

@@ -99,23 +99,44 @@ struct zc_spill {
 	struct zc_stat_val val[SPILL_SLOTS];
 };
 
+/* (path, CTX_TASK) counts of one thread, by path. */
+struct zc_path_counts {
+	struct zc_stat_val p[NR_PATHS];
+};
+
+/* A syscall under way, as sys_exit needs it from sys_enter: on the CPU
+ * (zc_cpu.sys) while the thread runs, in its entry while it does not. */
+struct zc_sys {
+	__u64 arg;         /* per-syscall scratch: TCP_ZEROCOPY_RECEIVE optval, mmsghdr vector */
+	__u16 restart_nr;  /* 1 + nr of a call that ended to be restarted, else 0 */
+	__u8 restart_path; /* path of the call in restart_nr */
+	/* The last sendfile or splice source cannot splice (byte classes):
+	 * its pages were copied before they were spliced. */
+	__u8 src_copy;
+	__u8 pad[4];
+};
+
 /* Per thread, keyed by tid. Deleted when the thread is switched out dead, so
- * a reused tid gets a fresh generation. */
+ * a reused tid gets a fresh generation.
+ *
+ * While the thread runs, its CPU keeps its path, its syscall state and its
+ * task-context counts (zc_cpu.path, sys, pend): the syscall handlers, the
+ * most frequent events, then touch no hash map. Switching it out writes
+ * them back here (flush_thread), seq odd while it does; user space takes a
+ * copy as whole when two in a row are the same and seq is even. */
 struct zc_thread {
 	__u32 gen;
 	__u32 tgid;
 	__u8 path;
-	__u8 restart_path; /* path of the call in restart_nr */
-	__u16 restart_nr;  /* 1 + nr of a call that ended to be restarted, else 0 */
-	__u8 pad[4];
-	__u64 arg;        /* per-syscall scratch: TCP_ZEROCOPY_RECEIVE optval */
+	__u8 pad[7];
+	struct zc_sys sys;
 	__u64 unknown_ns[8]; /* by ctx; 8 so that ctx & 7 is a provably safe index */
-	/* User time charged at sys_enter, the most frequent charge: kept here,
-	 * in the entry the handler has looked up anyway, instead of one more
-	 * map update per syscall. It belongs to (gen, PATH_USER, CTX_TASK):
-	 * user space adds it there, and from zc_thread_info.user_ns once the
-	 * entry is gone. Only grows. */
-	__u64 user_ns;
+	__u64 seq;
+	/* Task-context time, calls and bytes by path (user time under
+	 * PATH_USER): the thread's (gen, path, CTX_TASK) counters, which the
+	 * stats map holds only once the entry is gone (retire_counts) or
+	 * could not be found. Only grow, modulo 2^64. */
+	struct zc_path_counts task;
 };
 
 /* Identity of a generation, for user space. */
@@ -133,7 +154,6 @@ struct zc_thread_info {
 	/* The task, as an identity (0 when registered from user space): a pid
 	 * can change under a live task (a non-leader exec), its address not. */
 	__u64 task;
-	__u64 user_ns; /* zc_thread.user_ns when its entry was removed (exited) */
 };
 
 /* A handler's own run time where it is not read from the clock: after
@@ -190,6 +210,14 @@ struct zc_cpu {
 	/* Dispatch estimate a cut could not take because the span before it
 	 * was shorter (dispatch_cut): the next cut of the same task takes it. */
 	__u64 owed_ns;
+	/* The running target's (gen, resolved) syscall state and its
+	 * task-context counts since it was switched in, by path: written back
+	 * to its entry at switch-out (zc_thread). pend_seq is the entry's seq
+	 * when they were loaded: user space adds pend to an entry it read
+	 * with that seq, and to no other. */
+	struct zc_sys sys;
+	__u64 pend_seq;
+	struct zc_path_counts pend;
 };
 
 #endif

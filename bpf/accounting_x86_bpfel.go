@@ -13,6 +13,12 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type AccountingExecScratch struct {
+	_     structs.HostLayout
+	Mine  AccountingZcThread
+	Other AccountingZcThread
+}
+
 type AccountingZcCpu struct {
 	_         structs.HostLayout
 	LastTs    uint64
@@ -39,6 +45,21 @@ type AccountingZcCpu struct {
 		Seen      uint16
 	}
 	OwedNs uint64
+	Sys    struct {
+		_           structs.HostLayout
+		Arg         uint64
+		RestartNr   uint16
+		RestartPath uint8
+		SrcCopy     uint8
+		Pad         [4]uint8
+	}
+	PendSeq uint64
+	Pend    AccountingZcPathCounts
+}
+
+type AccountingZcPathCounts struct {
+	_ structs.HostLayout
+	P [16]AccountingZcStatVal
 }
 
 type AccountingZcSpill struct {
@@ -65,16 +86,22 @@ type AccountingZcStatVal struct {
 }
 
 type AccountingZcThread struct {
-	_           structs.HostLayout
-	Gen         uint32
-	Tgid        uint32
-	Path        uint8
-	RestartPath uint8
-	RestartNr   uint16
-	Pad         [4]uint8
-	Arg         uint64
-	UnknownNs   [8]uint64
-	UserNs      uint64
+	_    structs.HostLayout
+	Gen  uint32
+	Tgid uint32
+	Path uint8
+	Pad  [7]uint8
+	Sys  struct {
+		_           structs.HostLayout
+		Arg         uint64
+		RestartNr   uint16
+		RestartPath uint8
+		SrcCopy     uint8
+		Pad         [4]uint8
+	}
+	UnknownNs [8]uint64
+	Seq       uint64
+	Task      AccountingZcPathCounts
 }
 
 type AccountingZcThreadInfo struct {
@@ -90,7 +117,20 @@ type AccountingZcThreadInfo struct {
 	Exited         uint32
 	Pad            uint32
 	Task           uint64
-	UserNs         uint64
+}
+
+type AccountingZcbKey struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Path  uint8
+	Class uint8
+	Pad   uint16
+}
+
+type AccountingZcbVal struct {
+	_      structs.HostLayout
+	Bytes  uint64
+	Events uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -99,12 +139,15 @@ type AccountingZcThreadInfo struct {
 const (
 	AccountingMapCgroupFilter       = "cgroup_filter"
 	AccountingMapCpuStates          = "cpu_states"
+	AccountingMapExecCopies         = "exec_copies"
 	AccountingMapSpill              = "spill"
 	AccountingMapStats              = "stats"
 	AccountingMapTargetsTgid        = "targets_tgid"
 	AccountingMapTargetsTid         = "targets_tid"
 	AccountingMapThreadInfos        = "thread_infos"
 	AccountingMapThreads            = "threads"
+	AccountingMapZcbDrops           = "zcb_drops"
+	AccountingMapZcbStats           = "zcb_stats"
 	AccountingProgBtfExec           = "btf_exec"
 	AccountingProgBtfExit           = "btf_exit"
 	AccountingProgBtfFork           = "btf_fork"
@@ -127,7 +170,9 @@ const (
 	AccountingProgRawSoftirqExit    = "raw_softirq_exit"
 	AccountingProgRawSysEnter       = "raw_sys_enter"
 	AccountingProgRawSysExit        = "raw_sys_exit"
+	AccountingVarCfgByteClasses     = "cfg_byte_classes"
 	AccountingVarCfgComm            = "cfg_comm"
+	AccountingVarCfgCopySpliceRead  = "cfg_copy_splice_read"
 	AccountingVarCfgFilter          = "cfg_filter"
 	AccountingVarCfgFollowChildren  = "cfg_follow_children"
 	AccountingVarCfgHookDispatchNs  = "cfg_hook_dispatch_ns"
@@ -214,19 +259,24 @@ type AccountingProgramSpecs struct {
 type AccountingMapSpecs struct {
 	CgroupFilter *ebpf.MapSpec `ebpf:"cgroup_filter"`
 	CpuStates    *ebpf.MapSpec `ebpf:"cpu_states"`
+	ExecCopies   *ebpf.MapSpec `ebpf:"exec_copies"`
 	Spill        *ebpf.MapSpec `ebpf:"spill"`
 	Stats        *ebpf.MapSpec `ebpf:"stats"`
 	TargetsTgid  *ebpf.MapSpec `ebpf:"targets_tgid"`
 	TargetsTid   *ebpf.MapSpec `ebpf:"targets_tid"`
 	ThreadInfos  *ebpf.MapSpec `ebpf:"thread_infos"`
 	Threads      *ebpf.MapSpec `ebpf:"threads"`
+	ZcbDrops     *ebpf.MapSpec `ebpf:"zcb_drops"`
+	ZcbStats     *ebpf.MapSpec `ebpf:"zcb_stats"`
 }
 
 // AccountingVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type AccountingVariableSpecs struct {
+	CfgByteClasses    *ebpf.VariableSpec `ebpf:"cfg_byte_classes"`
 	CfgComm           *ebpf.VariableSpec `ebpf:"cfg_comm"`
+	CfgCopySpliceRead *ebpf.VariableSpec `ebpf:"cfg_copy_splice_read"`
 	CfgFilter         *ebpf.VariableSpec `ebpf:"cfg_filter"`
 	CfgFollowChildren *ebpf.VariableSpec `ebpf:"cfg_follow_children"`
 	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
@@ -263,24 +313,30 @@ func (o *AccountingObjects) Close() error {
 type AccountingMaps struct {
 	CgroupFilter *ebpf.Map `ebpf:"cgroup_filter"`
 	CpuStates    *ebpf.Map `ebpf:"cpu_states"`
+	ExecCopies   *ebpf.Map `ebpf:"exec_copies"`
 	Spill        *ebpf.Map `ebpf:"spill"`
 	Stats        *ebpf.Map `ebpf:"stats"`
 	TargetsTgid  *ebpf.Map `ebpf:"targets_tgid"`
 	TargetsTid   *ebpf.Map `ebpf:"targets_tid"`
 	ThreadInfos  *ebpf.Map `ebpf:"thread_infos"`
 	Threads      *ebpf.Map `ebpf:"threads"`
+	ZcbDrops     *ebpf.Map `ebpf:"zcb_drops"`
+	ZcbStats     *ebpf.Map `ebpf:"zcb_stats"`
 }
 
 func (m *AccountingMaps) Close() error {
 	return _AccountingClose(
 		m.CgroupFilter,
 		m.CpuStates,
+		m.ExecCopies,
 		m.Spill,
 		m.Stats,
 		m.TargetsTgid,
 		m.TargetsTid,
 		m.ThreadInfos,
 		m.Threads,
+		m.ZcbDrops,
+		m.ZcbStats,
 	)
 }
 
@@ -288,7 +344,9 @@ func (m *AccountingMaps) Close() error {
 //
 // It can be passed to LoadAccountingObjects or ebpf.CollectionSpec.LoadAndAssign.
 type AccountingVariables struct {
+	CfgByteClasses    *ebpf.Variable `ebpf:"cfg_byte_classes"`
 	CfgComm           *ebpf.Variable `ebpf:"cfg_comm"`
+	CfgCopySpliceRead *ebpf.Variable `ebpf:"cfg_copy_splice_read"`
 	CfgFilter         *ebpf.Variable `ebpf:"cfg_filter"`
 	CfgFollowChildren *ebpf.Variable `ebpf:"cfg_follow_children"`
 	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`

@@ -50,6 +50,32 @@ static __always_inline struct zc_thread *current_thread(void)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+/* The path of t, the current task's entry: while a target runs, its CPU
+ * holds its path (the syscall handlers keep it there, and write it back to
+ * the entry when it is switched out). */
+static __always_inline __u8 thread_path(struct zc_thread *t)
+{
+	struct zc_cpu *c = this_cpu();
+
+	if (c && c->resolved && c->gen == t->gen && c->tid == (__u32)bpf_get_current_pid_tgid())
+		return c->path;
+	return t->path;
+}
+
+/* zc_sys.src_copy of the current task if it is a target (its CPU's copy
+ * while it runs, as thread_path), else 0. */
+static __always_inline __u8 current_src_copy(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct zc_cpu *c = this_cpu();
+	struct zc_thread *t;
+
+	if (c && c->resolved && c->gen && c->tid == tid)
+		return c->sys.src_copy;
+	t = bpf_map_lookup_elem(&threads, &tid);
+	return t ? t->sys.src_copy : 0;
+}
+
 /* The current task's file at fd. task->files->fdt are typed BTF pointers:
  * plain loads. The fd array slot still needs a probe read. The fd is not
  * checked against max_fds: a bad fd fails the syscall anyway, and the

@@ -256,7 +256,7 @@ static __always_inline __u32 who(__u8 *path)
 	struct zc_cpu *c;
 
 	if (t) {
-		*path = t->path;
+		*path = thread_path(t);
 		return t->gen;
 	}
 	c = bpf_map_lookup_elem(&cpu_states, &zero);

@@ -36,7 +36,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define ZC_TCPHDR_FIN 0x01 /* TCPHDR_FIN, a macro the BTF does not carry */
+#define ZC_TCPHDR_FIN 0x01 /* TCPHDR_FIN and _SYN, macros the BTF does not carry */
+#define ZC_TCPHDR_SYN 0x02
 
 /* cookie -> owner tag (>= ZC_OWNER_FIRST). */
 struct {
@@ -211,29 +212,67 @@ static __always_inline int on_softirq_exit(unsigned int vec)
 	return 0;
 }
 
-/* Payload bytes of this segment not received before. Payload = skb->len -
- * TCP header (skb->data is the TCP header here), as the classic
- * tracepoint's data_len without its u16 truncation (loopback skbs carry up
- * to 64 KiB). Only bytes at or past rcv_nxt are new: on a 2-CPU loopback,
- * segments queued to two CPUs' backlogs arrive reordered, and the sender
- * retransmits some (DSACK, TCPSACKReorder), which are processed again. */
-static __always_inline __u32 new_payload(struct sock *sk, const struct sk_buff *skb)
+/* What tcp_probe needs of a segment and its socket. */
+struct seg_facts {
+	__u64 cookie;  /* the socket's, 0 if it has none yet */
+	__u32 seq;     /* TCP_SKB_CB(skb): sequence range, SYN and FIN included */
+	__u32 end_seq;
+	__u32 rcv_nxt; /* the socket's next expected byte */
+	__u8 flags;    /* TCP_SKB_CB(skb)->tcp_flags */
+};
+
+/* 6.2+: a typed view of a pointer we hold (tcp_sock of a sock, the TCP
+ * control block in skb->cb), so that its fields are plain loads. Weak:
+ * missing on 6.1, where the probe reads below serve both backends. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* raw_tp (and 6.1): untyped arguments, read with probe reads. */
+static __always_inline void read_facts(struct sock *sk, const struct sk_buff *skb, struct seg_facts *f)
 {
 	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)&skb->cb[0];
-	unsigned char *data = BPF_CORE_READ(skb, data);
-	__u32 len = BPF_CORE_READ(skb, len);
-	__u32 seq = BPF_CORE_READ(cb, seq);
-	__u32 rcv_nxt = BPF_CORE_READ((struct tcp_sock *)sk, rcv_nxt);
-	__u8 doff = 0;
+
+	f->cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
+	f->seq = BPF_CORE_READ(cb, seq);
+	f->end_seq = BPF_CORE_READ(cb, end_seq);
+	f->flags = BPF_CORE_READ(cb, tcp_flags);
+	f->rcv_nxt = BPF_CORE_READ((struct tcp_sock *)sk, rcv_nxt);
+}
+
+/* tp_btf: the same as plain loads (one probe read cost 50-70 ns on our
+ * guests, and this runs for every TCP segment the host receives). */
+static __always_inline void load_facts(struct sock *sk, const struct sk_buff *skb, struct seg_facts *f)
+{
+	struct tcp_skb_cb *cb;
+	struct tcp_sock *tp;
+
+	if (!bpf_rdonly_cast) {
+		read_facts(sk, skb, f);
+		return;
+	}
+	cb = bpf_rdonly_cast((void *)skb->cb, bpf_core_type_id_kernel(struct tcp_skb_cb));
+	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	f->cookie = sk->__sk_common.skc_cookie.counter;
+	f->seq = cb->seq;
+	f->end_seq = cb->end_seq;
+	f->flags = cb->tcp_flags;
+	f->rcv_nxt = tp->rcv_nxt;
+}
+
+/* Payload bytes of this segment not received before: its range less SYN
+ * and FIN (end_seq counts them), from rcv_nxt on. Only bytes at or past
+ * rcv_nxt are new: on a 2-CPU loopback, segments queued to two CPUs'
+ * backlogs arrive reordered, and the sender retransmits some (DSACK,
+ * TCPSACKReorder), which are processed again. */
+static __always_inline __u32 new_payload(const struct seg_facts *f)
+{
+	__u32 start = f->seq + !!(f->flags & ZC_TCPHDR_SYN);
+	__u32 end = f->end_seq - !!(f->flags & ZC_TCPHDR_FIN);
 	__u32 from;
 
-	bpf_probe_read_kernel(&doff, 1, data + 12);
-	doff = (doff >> 4) * 4;
-	if (len <= doff)
+	if ((__s32)(end - start) <= 0)
 		return 0;
-	len -= doff;
-	from = (__s32)(rcv_nxt - seq) > 0 ? rcv_nxt : seq;
-	return (__s32)(seq + len - from) > 0 ? seq + len - from : 0;
+	from = (__s32)(f->rcv_nxt - start) > 0 ? f->rcv_nxt : start;
+	return (__s32)(end - from) > 0 ? end - from : 0;
 }
 
 static __always_inline struct zc_owner_probe *this_probe(void)
@@ -249,9 +288,9 @@ static __always_inline __u8 owner_ctx(struct zc_cpu *c)
 	return c->depth == 0 ? ZC_OWNER_CTX_TASK : ZC_OWNER_CTX_OTHER;
 }
 
-static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *skb)
+static __always_inline int on_tcp_probe(const struct seg_facts *f, const struct sk_buff *skb)
 {
-	__u64 cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
+	__u64 cookie = f->cookie;
 	__u32 *tag = cookie ? bpf_map_lookup_elem(&owners, &cookie) : NULL;
 	__u32 owner = tag ? *tag : ZC_OWNER_OTHER;
 	struct zc_cpu *c = this_cpu();
@@ -272,17 +311,15 @@ static __always_inline int on_tcp_probe(struct sock *sk, const struct sk_buff *s
 		return 0; /* other sockets' backlogs: unattributed either way */
 	if (ctx != ZC_OWNER_CTX_NET_RX)
 		resolve_pending(skb, owner);
-	bytes = new_payload(sk, skb);
+	bytes = new_payload(f);
 	add_owner(current_gen(c), owner, ctx, 1, bytes, 0);
 	p = this_probe();
 	if (p && !bytes) {
 		p->skb = 0; /* nothing counted, nothing to take back */
 	} else if (p) {
-		struct tcp_skb_cb *cb = (struct tcp_skb_cb *)&skb->cb[0];
-
 		p->skb = (__u64)skb;
-		p->seq = BPF_CORE_READ(cb, seq);
-		p->end_seq = BPF_CORE_READ(cb, end_seq);
+		p->seq = f->seq;
+		p->end_seq = f->end_seq;
 		p->gen = current_gen(c);
 		p->owner = owner;
 		p->bytes = bytes;
@@ -358,7 +395,13 @@ SEC("tp_btf/softirq_exit")
 int PROBE_PROG(btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("tp_btf/tcp_probe")
-int PROBE_PROG(btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
+int PROBE_PROG(btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
+{
+	struct seg_facts f;
+
+	load_facts(sk, skb, &f);
+	return on_tcp_probe(&f, skb);
+}
 
 SEC("tp_btf/kfree_skb")
 int PROBE_PROG(btf_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }
@@ -372,7 +415,13 @@ SEC("raw_tp/softirq_exit")
 int PROBE_PROG(raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("raw_tp/tcp_probe")
-int PROBE_PROG(raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb) { return on_tcp_probe(sk, skb); }
+int PROBE_PROG(raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
+{
+	struct seg_facts f;
+
+	read_facts(sk, skb, &f);
+	return on_tcp_probe(&f, skb);
+}
 
 SEC("raw_tp/kfree_skb")
 int PROBE_PROG(raw_own_kfree_skb, struct sk_buff *skb, void *location, int reason) { return on_kfree_skb(skb, reason); }

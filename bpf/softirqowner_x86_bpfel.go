@@ -39,6 +39,24 @@ type SoftirqOwnerZcCpu struct {
 		Seen      uint16
 	}
 	OwedNs uint64
+	Sys    struct {
+		_           structs.HostLayout
+		Arg         uint64
+		RestartNr   uint16
+		RestartPath uint8
+		SrcCopy     uint8
+		Pad         [4]uint8
+	}
+	PendSeq uint64
+	Pend    struct {
+		_ structs.HostLayout
+		P [16]struct {
+			_     structs.HostLayout
+			Calls uint64
+			Ns    uint64
+			Bytes uint64
+		}
+	}
 }
 
 type SoftirqOwnerZcOwnerKey struct {
@@ -86,16 +104,30 @@ type SoftirqOwnerZcOwnerVal struct {
 }
 
 type SoftirqOwnerZcThread struct {
-	_           structs.HostLayout
-	Gen         uint32
-	Tgid        uint32
-	Path        uint8
-	RestartPath uint8
-	RestartNr   uint16
-	Pad         [4]uint8
-	Arg         uint64
-	UnknownNs   [8]uint64
-	UserNs      uint64
+	_    structs.HostLayout
+	Gen  uint32
+	Tgid uint32
+	Path uint8
+	Pad  [7]uint8
+	Sys  struct {
+		_           structs.HostLayout
+		Arg         uint64
+		RestartNr   uint16
+		RestartPath uint8
+		SrcCopy     uint8
+		Pad         [4]uint8
+	}
+	UnknownNs [8]uint64
+	Seq       uint64
+	Task      struct {
+		_ structs.HostLayout
+		P [16]struct {
+			_     structs.HostLayout
+			Calls uint64
+			Ns    uint64
+			Bytes uint64
+		}
+	}
 }
 
 // Names of all BPF objects in the ELF.

@@ -29,19 +29,15 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "common.h"
-#include "zcbytes.h"
+#include "zcb_stats.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by the loader: address of copy_splice_read from /proc/kallsyms, 0 if
- * unknown (then only O_DIRECT and DAX sources are recognised). */
-const volatile __u64 cfg_copy_splice_read = 0;
 /* Set by the loader on kernels whose packet taps on every device live in
  * one global list (ptype_all, net_hotdata.ptype_all before it moved into
  * struct net): that list_head's address, from kallsyms and BTF. */
 const volatile __u64 cfg_ptype_all = 0;
 
-__u64 zcb_dropped = 0;
 
 #define ZCB_MSG_ZEROCOPY 0x4000000
 #define ZCB_MSG_SPLICE_PAGES 0x8000000
@@ -71,13 +67,6 @@ enum {
 	ZCB_OP_SENDMSG = 9, ZCB_OP_SEND = 26, ZCB_OP_SEND_ZC = 47, ZCB_OP_SENDMSG_ZC = 48,
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct zcb_key);
-	__type(value, struct zcb_val);
-} zcb_stats SEC(".maps");
 
 /* The send decision of the thread's current sock_sendmsg. */
 struct zcb_task {
@@ -94,13 +83,12 @@ struct {
 	__type(value, struct zcb_task);
 } zcb_tasks SEC(".maps");
 
-/* Per-thread facts from rare syscalls (classic tracepoints), by tid. */
+/* Kernels without sock_send_length (classic send-syscall tracepoints), by
+ * tid: the send's TCP socket and the syscall's path, from entry to exit. */
 struct zcb_sys {
-	__u64 optval;  /* TCP_ZEROCOPY_RECEIVE argument, between enter and exit */
-	__u64 sk;      /* kernels without sock_send_length: the send's TCP socket */
-	__u8 src_copy; /* the last splice/sendfile source cannot splice */
-	__u8 path;     /* ... and the syscall's path, taken at entry */
-	__u8 pad[6];
+	__u64 sk;
+	__u8 path;
+	__u8 pad[7];
 };
 
 struct {
@@ -131,29 +119,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } zcb_uring_sk SEC(".maps");
-
-static __always_inline void add_class(__u32 gen, __u8 path, __u8 class, __u64 bytes, __u64 events)
-{
-	struct zcb_key k = { .gen = gen, .path = path, .class = class };
-	struct zcb_val *v;
-
-	if (!gen)
-		return;
-	v = bpf_map_lookup_elem(&zcb_stats, &k);
-	if (!v) {
-		struct zcb_val zero = {};
-		/* Can fail with -EBUSY when it interrupts an insert into the
-		 * same bucket on this CPU: counted, and reported. */
-		bpf_map_update_elem(&zcb_stats, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&zcb_stats, &k);
-		if (!v) {
-			__sync_fetch_and_add(&zcb_dropped, 1);
-			return;
-		}
-	}
-	v->bytes += bytes;
-	v->events += events;
-}
 
 static __always_inline int is_tcp(const struct sock *sk)
 {
@@ -310,20 +275,6 @@ static __always_inline __u32 file_type(struct file *f)
 	return BPF_CORE_READ(f, f_inode, i_mode) & ZCB_S_IFMT;
 }
 
-/* vfs_splice_read reads O_DIRECT and DAX files, and filesystems without a
- * page-cache splice_read (procfs, sysfs, cifs, /dev/zero ...), through
- * copy_splice_read: into freshly allocated pages, which are then spliced.
- * The send is "spliced" but the data was not shared with the page cache. */
-static __always_inline int source_cannot_splice(struct file *f)
-{
-	if (BPF_CORE_READ(f, f_flags) & ZCB_O_DIRECT)
-		return 1;
-	if (BPF_CORE_READ(f, f_inode, i_flags) & ZCB_S_DAX)
-		return 1;
-	return cfg_copy_splice_read &&
-	       (__u64)BPF_CORE_READ(f, f_op, splice_read) == cfg_copy_splice_read;
-}
-
 static __always_inline struct zcb_sys *sys_state(int create)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -336,26 +287,12 @@ static __always_inline struct zcb_sys *sys_state(int create)
 	return bpf_map_lookup_elem(&zcb_sys, &tid);
 }
 
-static __always_inline void set_source(long fd)
-{
-	struct zcb_sys *s;
-	struct file *f;
-
-	if (!current_thread())
-		return;
-	f = fd_file(fd);
-	if (!f)
-		return;
-	s = sys_state(1);
-	if (s)
-		s->src_copy = source_cannot_splice(f);
-}
-
+/* Whether the current send's source was read into new pages: the
+ * accounting's sys_enter notes it at sendfile and splice (zc_sys.src_copy,
+ * source_cannot_splice in accounting.bpf.c). */
 static __always_inline int source_copied(void)
 {
-	struct zcb_sys *s = sys_state(0);
-
-	return s && s->src_copy;
+	return current_src_copy();
 }
 
 /* ---- send decision ---- */
@@ -474,7 +411,7 @@ int PROBE_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
 		return 0;
 	t = current_thread();
 	if (t)
-		account_send(t, t->path, sk, class, ret);
+		account_send(t, thread_path(t), sk, class, ret);
 	return 0;
 }
 
@@ -536,86 +473,6 @@ struct zcb_sys_exit {
 	__s32 pad;
 	__s64 ret;
 };
-
-SEC("tracepoint/syscalls/sys_enter_sendfile64")
-int PROBE_TP(zcb_enter_sendfile, struct zcb_sys_enter)
-{
-	set_source((int)ctx->args[1]);
-	return 0;
-}
-
-/* file -> pipe remembers the source for the pipe -> socket splice that
- * follows on this thread; pipe -> socket leaves it. */
-SEC("tracepoint/syscalls/sys_enter_splice")
-int PROBE_TP(zcb_enter_splice, struct zcb_sys_enter)
-{
-	struct file *in;
-	__u32 type;
-
-	if (!current_thread())
-		return 0;
-	in = fd_file((int)ctx->args[0]);
-	if (!in)
-		return 0;
-	type = file_type(in);
-	if (type == ZCB_S_IFIFO || type == ZCB_S_IFSOCK)
-		return 0;
-	set_source((int)ctx->args[0]);
-	return 0;
-}
-
-/* User pages into a pipe: spliced as they are, no source copy. */
-SEC("tracepoint/syscalls/sys_enter_vmsplice")
-int PROBE_TP(zcb_enter_vmsplice, struct zcb_sys_enter)
-{
-	struct zcb_sys *s = sys_state(0);
-
-	if (s)
-		s->src_copy = 0;
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_getsockopt")
-int PROBE_TP(zcb_enter_getsockopt, struct zcb_sys_enter)
-{
-	struct zcb_sys *s;
-
-	if ((int)ctx->args[1] != ZCB_SOL_TCP || (int)ctx->args[2] != ZCB_TCP_ZEROCOPY_RECEIVE)
-		return 0;
-	if (!current_thread())
-		return 0;
-	s = sys_state(1);
-	if (s)
-		s->optval = ctx->args[3];
-	return 0;
-}
-
-/* struct tcp_zerocopy_receive's length is, on return, the bytes mapped. The
- * path is named here: the accounting may already have ended the syscall. */
-SEC("tracepoint/syscalls/sys_exit_getsockopt")
-int PROBE_TP(zcb_exit_getsockopt, struct zcb_sys_exit)
-{
-	struct zcb_sys *s = sys_state(0);
-	struct zc_thread *t;
-	__u64 optval;
-	__u32 len = 0;
-
-	if (!s || !s->optval)
-		return 0;
-	optval = s->optval;
-	s->optval = 0;
-	if (ctx->ret != 0)
-		return 0;
-	t = current_thread();
-	if (!t)
-		return 0;
-	if (bpf_probe_read_user(&len, sizeof(len),
-				(void *)(optval + bpf_core_field_offset(struct tcp_zerocopy_receive, length))))
-		return 0;
-	if (len)
-		add_class(t->gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, len, 1);
-	return 0;
-}
 
 /* ---- sends from syscall returns: kernels without sock_send_length (< 6.3) ----
  * The socket is resolved at entry, the bytes are the syscall's return
@@ -703,7 +560,7 @@ int PROBE_PROG(zcb_rx_copy, const struct sk_buff *skb, int len)
 		return 0;
 	t = current_thread();
 	if (t)
-		add_class(t->gen, t->path, ZCB_RX_COPY, len, 1);
+		add_class(t->gen, thread_path(t), ZCB_RX_COPY, len, 1);
 	return 0;
 }
 

@@ -39,19 +39,51 @@ type ZcbytesZcCpu struct {
 		Seen      uint16
 	}
 	OwedNs uint64
+	Sys    struct {
+		_           structs.HostLayout
+		Arg         uint64
+		RestartNr   uint16
+		RestartPath uint8
+		SrcCopy     uint8
+		Pad         [4]uint8
+	}
+	PendSeq uint64
+	Pend    struct {
+		_ structs.HostLayout
+		P [16]struct {
+			_     structs.HostLayout
+			Calls uint64
+			Ns    uint64
+			Bytes uint64
+		}
+	}
 }
 
 type ZcbytesZcThread struct {
-	_           structs.HostLayout
-	Gen         uint32
-	Tgid        uint32
-	Path        uint8
-	RestartPath uint8
-	RestartNr   uint16
-	Pad         [4]uint8
-	Arg         uint64
-	UnknownNs   [8]uint64
-	UserNs      uint64
+	_    structs.HostLayout
+	Gen  uint32
+	Tgid uint32
+	Path uint8
+	Pad  [7]uint8
+	Sys  struct {
+		_           structs.HostLayout
+		Arg         uint64
+		RestartNr   uint16
+		RestartPath uint8
+		SrcCopy     uint8
+		Pad         [4]uint8
+	}
+	UnknownNs [8]uint64
+	Seq       uint64
+	Task      struct {
+		_ structs.HostLayout
+		P [16]struct {
+			_     structs.HostLayout
+			Calls uint64
+			Ns    uint64
+			Bytes uint64
+		}
+	}
 }
 
 type ZcbytesZcbFlow struct {
@@ -90,12 +122,10 @@ type ZcbytesZcbPending struct {
 }
 
 type ZcbytesZcbSys struct {
-	_       structs.HostLayout
-	Optval  uint64
-	Sk      uint64
-	SrcCopy uint8
-	Path    uint8
-	Pad     [6]uint8
+	_    structs.HostLayout
+	Sk   uint64
+	Path uint8
+	Pad  [7]uint8
 }
 
 type ZcbytesZcbTask struct {
@@ -118,18 +148,14 @@ type ZcbytesZcbVal struct {
 const (
 	ZcbytesMapCpuStates            = "cpu_states"
 	ZcbytesMapThreads              = "threads"
+	ZcbytesMapZcbDrops             = "zcb_drops"
 	ZcbytesMapZcbOwners            = "zcb_owners"
 	ZcbytesMapZcbPending           = "zcb_pending"
 	ZcbytesMapZcbStats             = "zcb_stats"
 	ZcbytesMapZcbSys               = "zcb_sys"
 	ZcbytesMapZcbTasks             = "zcb_tasks"
 	ZcbytesMapZcbUringSk           = "zcb_uring_sk"
-	ZcbytesProgZcbEnterGetsockopt  = "zcb_enter_getsockopt"
-	ZcbytesProgZcbEnterSendfile    = "zcb_enter_sendfile"
-	ZcbytesProgZcbEnterSplice      = "zcb_enter_splice"
-	ZcbytesProgZcbEnterVmsplice    = "zcb_enter_vmsplice"
 	ZcbytesProgZcbErrorReport      = "zcb_error_report"
-	ZcbytesProgZcbExitGetsockopt   = "zcb_exit_getsockopt"
 	ZcbytesProgZcbNetDevStartXmit  = "zcb_net_dev_start_xmit"
 	ZcbytesProgZcbNetifReceiveSkb  = "zcb_netif_receive_skb"
 	ZcbytesProgZcbRetransmit       = "zcb_retransmit"
@@ -152,10 +178,8 @@ const (
 	ZcbytesProgZcbUringComplete    = "zcb_uring_complete"
 	ZcbytesProgZcbUringSubmit      = "zcb_uring_submit"
 	ZcbytesProgZcbUringSubmitSqe   = "zcb_uring_submit_sqe"
-	ZcbytesVarCfgCopySpliceRead    = "cfg_copy_splice_read"
 	ZcbytesVarCfgHookDispatchNs    = "cfg_hook_dispatch_ns"
 	ZcbytesVarCfgPtypeAll          = "cfg_ptype_all"
-	ZcbytesVarZcbDropped           = "zcb_dropped"
 )
 
 // LoadZcbytes returns the embedded CollectionSpec for Zcbytes.
@@ -200,12 +224,7 @@ type ZcbytesSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ZcbytesProgramSpecs struct {
-	ZcbEnterGetsockopt  *ebpf.ProgramSpec `ebpf:"zcb_enter_getsockopt"`
-	ZcbEnterSendfile    *ebpf.ProgramSpec `ebpf:"zcb_enter_sendfile"`
-	ZcbEnterSplice      *ebpf.ProgramSpec `ebpf:"zcb_enter_splice"`
-	ZcbEnterVmsplice    *ebpf.ProgramSpec `ebpf:"zcb_enter_vmsplice"`
 	ZcbErrorReport      *ebpf.ProgramSpec `ebpf:"zcb_error_report"`
-	ZcbExitGetsockopt   *ebpf.ProgramSpec `ebpf:"zcb_exit_getsockopt"`
 	ZcbNetDevStartXmit  *ebpf.ProgramSpec `ebpf:"zcb_net_dev_start_xmit"`
 	ZcbNetifReceiveSkb  *ebpf.ProgramSpec `ebpf:"zcb_netif_receive_skb"`
 	ZcbRetransmit       *ebpf.ProgramSpec `ebpf:"zcb_retransmit"`
@@ -236,6 +255,7 @@ type ZcbytesProgramSpecs struct {
 type ZcbytesMapSpecs struct {
 	CpuStates  *ebpf.MapSpec `ebpf:"cpu_states"`
 	Threads    *ebpf.MapSpec `ebpf:"threads"`
+	ZcbDrops   *ebpf.MapSpec `ebpf:"zcb_drops"`
 	ZcbOwners  *ebpf.MapSpec `ebpf:"zcb_owners"`
 	ZcbPending *ebpf.MapSpec `ebpf:"zcb_pending"`
 	ZcbStats   *ebpf.MapSpec `ebpf:"zcb_stats"`
@@ -248,10 +268,8 @@ type ZcbytesMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ZcbytesVariableSpecs struct {
-	CfgCopySpliceRead *ebpf.VariableSpec `ebpf:"cfg_copy_splice_read"`
 	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
 	CfgPtypeAll       *ebpf.VariableSpec `ebpf:"cfg_ptype_all"`
-	ZcbDropped        *ebpf.VariableSpec `ebpf:"zcb_dropped"`
 }
 
 // ZcbytesObjects contains all objects after they have been loaded into the kernel.
@@ -276,6 +294,7 @@ func (o *ZcbytesObjects) Close() error {
 type ZcbytesMaps struct {
 	CpuStates  *ebpf.Map `ebpf:"cpu_states"`
 	Threads    *ebpf.Map `ebpf:"threads"`
+	ZcbDrops   *ebpf.Map `ebpf:"zcb_drops"`
 	ZcbOwners  *ebpf.Map `ebpf:"zcb_owners"`
 	ZcbPending *ebpf.Map `ebpf:"zcb_pending"`
 	ZcbStats   *ebpf.Map `ebpf:"zcb_stats"`
@@ -288,6 +307,7 @@ func (m *ZcbytesMaps) Close() error {
 	return _ZcbytesClose(
 		m.CpuStates,
 		m.Threads,
+		m.ZcbDrops,
 		m.ZcbOwners,
 		m.ZcbPending,
 		m.ZcbStats,
@@ -301,22 +321,15 @@ func (m *ZcbytesMaps) Close() error {
 //
 // It can be passed to LoadZcbytesObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ZcbytesVariables struct {
-	CfgCopySpliceRead *ebpf.Variable `ebpf:"cfg_copy_splice_read"`
 	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
 	CfgPtypeAll       *ebpf.Variable `ebpf:"cfg_ptype_all"`
-	ZcbDropped        *ebpf.Variable `ebpf:"zcb_dropped"`
 }
 
 // ZcbytesPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to LoadZcbytesObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ZcbytesPrograms struct {
-	ZcbEnterGetsockopt  *ebpf.Program `ebpf:"zcb_enter_getsockopt"`
-	ZcbEnterSendfile    *ebpf.Program `ebpf:"zcb_enter_sendfile"`
-	ZcbEnterSplice      *ebpf.Program `ebpf:"zcb_enter_splice"`
-	ZcbEnterVmsplice    *ebpf.Program `ebpf:"zcb_enter_vmsplice"`
 	ZcbErrorReport      *ebpf.Program `ebpf:"zcb_error_report"`
-	ZcbExitGetsockopt   *ebpf.Program `ebpf:"zcb_exit_getsockopt"`
 	ZcbNetDevStartXmit  *ebpf.Program `ebpf:"zcb_net_dev_start_xmit"`
 	ZcbNetifReceiveSkb  *ebpf.Program `ebpf:"zcb_netif_receive_skb"`
 	ZcbRetransmit       *ebpf.Program `ebpf:"zcb_retransmit"`
@@ -343,12 +356,7 @@ type ZcbytesPrograms struct {
 
 func (p *ZcbytesPrograms) Close() error {
 	return _ZcbytesClose(
-		p.ZcbEnterGetsockopt,
-		p.ZcbEnterSendfile,
-		p.ZcbEnterSplice,
-		p.ZcbEnterVmsplice,
 		p.ZcbErrorReport,
-		p.ZcbExitGetsockopt,
 		p.ZcbNetDevStartXmit,
 		p.ZcbNetifReceiveSkb,
 		p.ZcbRetransmit,

@@ -113,6 +113,23 @@ func skipWithoutTracepoint(t *testing.T, mode string) {
 	}
 }
 
+// preferredMode is the byte-class backend auto takes on this kernel.
+func preferredMode(t *testing.T) string {
+	t.Helper()
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range byteClassModes() {
+		if tp := modeTracepoint[mode]; tp == "" {
+			return mode
+		} else if _, err := spec.AnyTypeByName("btf_trace_" + tp); err == nil {
+			return mode
+		}
+	}
+	return byteclass.SyscallReturn
+}
+
 // uringUnclassified: without sock_send_length no byte count exists for an
 // io_uring send (the syscall returns SQEs), so it is left out, knowingly.
 func uringUnclassified(t *testing.T, mode, method string, zc *report.Zerocopy) bool {

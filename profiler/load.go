@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/byteclass"
 	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
@@ -162,7 +163,7 @@ var statsEntries, threadsEntries uint32
 
 // accountingSpec returns the compiled accounting object with its
 // configuration constants set.
-func accountingSpec(cfg filterConfig) (*ebpf.CollectionSpec, error) {
+func accountingSpec(cfg filterConfig, byteClasses string) (*ebpf.CollectionSpec, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("remove memlock limit: %w", err)
 	}
@@ -180,6 +181,9 @@ func accountingSpec(cfg filterConfig) (*ebpf.CollectionSpec, error) {
 	}
 	if threadsEntries != 0 {
 		spec.Maps["threads"].MaxEntries = threadsEntries
+	}
+	if err := byteclass.SetupAccounting(spec, byteClasses); err != nil {
+		return nil, fmt.Errorf("accounting object: %w", err)
 	}
 	set := func(name string, v any) error {
 		vs, ok := spec.Variables[name]

@@ -57,7 +57,7 @@ func Open(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := accountingSpec(cfg)
+	spec, err := accountingSpec(cfg, opts.ByteClasses)
 	if err != nil {
 		return nil, err
 	}

@@ -85,9 +85,10 @@ type Snapshot struct {
 	// snapshots; Threads, Clocks, Counters and ByteClasses hold only what
 	// was read from BPF and /proc.
 	retiredRows map[uint32]*retiredRow
-	// liveUserNS: by generation, the user_ns of the threads entries that
-	// readUserNS found (readThreads leaves those generations' infos out).
-	liveUserNS map[uint32]uint64
+	// live: by generation, the threads entries read whole (entries.go);
+	// spilled: the counts readCounters found in the spill slots.
+	live    map[uint32]bpf.AccountingZcThread
+	spilled map[Key]Counter
 }
 
 // info is a generation's identity, a retired row's included.
@@ -126,10 +127,19 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 	if err := s.readCounters(snap); err != nil {
 		return nil, err
 	}
-	if err := s.addInFlight(snap); err != nil {
+	cpus, err := s.addInFlight(snap)
+	if err != nil {
 		return nil, err
 	}
+	if err := s.readEntries(snap); err != nil {
+		return nil, err
+	}
+	snap.addPend(cpus)
+	snap.addEntries()
 	if err := s.readThreads(snap); err != nil {
+		return nil, err
+	}
+	if err := s.refreshExited(snap); err != nil {
 		return nil, err
 	}
 	s.readClocks(snap)
@@ -170,66 +180,30 @@ func (s *Session) readCounters(snap *Snapshot) error {
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read stats: %w", err)
 	}
-	if err := s.readUserNS(snap); err != nil {
-		return err
-	}
 	// Counts waiting in the spill slots (see struct zc_spill).
 	var spills []bpf.AccountingZcSpill
 	if err := s.core.Maps["spill"].Lookup(uint32(0), &spills); err != nil {
 		return fmt.Errorf("read spill: %w", err)
 	}
+	snap.spilled = map[Key]Counter{}
 	for _, sp := range spills {
 		for i := 0; i < int(sp.N) && i < len(sp.Key); i++ {
 			k := Key{sp.Key[i].Gen, taxonomy.Path(sp.Key[i].Path), taxonomy.Ctx(sp.Key[i].Ctx)}
 			v := sp.Val[i]
 			snap.Counters[k] = snap.Counters[k].add(Counter{v.Calls, v.Ns, v.Bytes})
+			snap.spilled[k] = snap.spilled[k].add(Counter{v.Calls, v.Ns, v.Bytes})
 		}
 	}
 	return nil
 }
 
-// readUserNS adds each live thread's zc_thread.user_ns (the user time its
-// sys_enter charged in its own entry rather than in stats) to its
-// (gen, user, task) counter. Read right after stats, before the in-flight
-// spans, as stats are: a span charged after this read is in the next
-// snapshot, never in two. A thread whose entry is gone by now left the
-// figure in its info, which readThreads adds.
-func (s *Session) readUserNS(snap *Snapshot) error {
-	var (
-		tid uint32
-		th  bpf.AccountingZcThread
-	)
-	// By generation, the largest figure seen: a thread that exits during
-	// the walk deletes its entry, and the kernel then restarts the walk
-	// from the first key, so an entry can come twice (user_ns only grows).
-	snap.liveUserNS = map[uint32]uint64{}
-	it := s.core.Maps["threads"].Iterate()
-	for it.Next(&tid, &th) {
-		snap.liveUserNS[th.Gen] = max(snap.liveUserNS[th.Gen], th.UserNs)
-	}
-	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
-		return fmt.Errorf("read threads: %w", err)
-	}
-	for gen, ns := range snap.liveUserNS {
-		snap.addUserNS(gen, ns)
-	}
-	return nil
-}
-
-func (s *Snapshot) addUserNS(gen uint32, ns uint64) {
-	if ns == 0 {
-		return // no counter where there was none
-	}
-	k := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
-	c := s.Counters[k]
-	c.NS += ns
-	s.Counters[k] = c
-}
-
-func (s *Session) addInFlight(snap *Snapshot) error {
+// addInFlight adds what each CPU has not charged yet to its running
+// target: the open span and the probe time (addCPUInFlight). It returns
+// the CPUs as read, for their pending counts (addPend, entries.go).
+func (s *Session) addInFlight(snap *Snapshot) ([]bpf.AccountingZcCpu, error) {
 	var cpus []bpf.AccountingZcCpu
 	if err := s.core.Maps["cpu_states"].Lookup(uint32(0), &cpus); err != nil {
-		return fmt.Errorf("read cpu states: %w", err)
+		return nil, fmt.Errorf("read cpu states: %w", err)
 	}
 	snap.MonoNS = monoNow()
 	lookup := func(tid uint32) (bpf.AccountingZcThread, bool) {
@@ -239,7 +213,7 @@ func (s *Session) addInFlight(snap *Snapshot) error {
 	for i := range cpus {
 		snap.addCPUInFlight(&cpus[i], lookup)
 	}
-	return nil
+	return cpus, nil
 }
 
 // addCPUInFlight adds what one CPU has not charged yet to its running
@@ -291,13 +265,6 @@ func (s *Session) readThreads(snap *Snapshot) error {
 			StartNS: info.StartNs, FirstRuntimeNS: info.FirstRuntimeNs,
 			Exited: info.Exited != 0, ExitRuntimeNS: info.ExitRuntimeNs,
 			ExitUtimeNS: info.ExitUtimeNs, ExitStimeNS: info.ExitStimeNs,
-		}
-		// Exited before readUserNS saw its entry: the entry's user time
-		// is here now (taken from the entry if it was still seen, so that
-		// a span charged in between is not counted beside the in-flight
-		// time that covered it; the next snapshot has it).
-		if _, live := snap.liveUserNS[gen]; info.Exited != 0 && !live {
-			snap.addUserNS(gen, info.UserNs)
 		}
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {

@@ -19,6 +19,7 @@ import (
 	"github.com/zcprof/zcprof/profiler/pseudofs"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
+	"github.com/zcprof/zcprof/workload"
 )
 
 // Receive paths and per-path wording on programs of our own, each
@@ -423,9 +424,12 @@ func TestVerdictSendfileServerWithHeaders(t *testing.T) {
 	}
 }
 
-// Without tracefs and no way to mount it, the check that a sendfile
-// source could splice is missing: the verdict says no copy was seen and
-// that it cannot tell, instead of claiming zero-copy.
+// Without tracefs and no way to mount it, the byte classes that come from
+// classic tracepoints are missing (io_uring notifications; before 6.3 the
+// sends themselves): a verdict that depends on one says it cannot tell
+// instead of claiming zero-copy. What the accounting's own syscall
+// handlers note for the byte classes (a sendfile source that cannot
+// splice, TCP_ZEROCOPY_RECEIVE's mapped bytes) needs no tracefs.
 func TestVerdictCannotTellWithoutSources(t *testing.T) {
 	if !testenv.InFreshMounts(t) {
 		return
@@ -433,51 +437,81 @@ func TestVerdictCannotTellWithoutSources(t *testing.T) {
 	if err := unix.Mount("tmpfs", pseudofs.LockDir, "tmpfs", unix.MS_RDONLY, ""); err != nil {
 		t.Fatal(err)
 	}
-	const header = 1 << 10
-	size := int64(testenv.Pick(16<<20, 4<<20))
-	file := filepath.Join(t.TempDir(), "body")
-	if err := os.WriteFile(file, make([]byte, size), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	peer := listenPeer(t, func(c *net.TCPConn) error { _, err := io.Copy(io.Discard, c); return err })
-	spec := peerChildSpec{Mode: "sendfile", Addrs: []string{peer.addr()}, File: file, Header: header, Out: filepath.Join(t.TempDir(), "result.json")}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(peerChildEnv, string(b))
-	var r peerChildResult
-	d := profileSelf(t, ProfileOptions{}, spec.Out, &r).Document
-	if err := <-peer.done; err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(d.Backends.ByteClassesUnavailable, "sendfile sources that cannot splice") || len(d.Processes) != 1 {
-		t.Fatalf("byte_classes_unavailable %q, %d processes", d.Backends.ByteClassesUnavailable, len(d.Processes))
-	}
-	zc := d.Processes[0].Zerocopy
-	spliced, copied := uint64(r.Sent), uint64(header)
-	unavailable := []string{"sendfile sources that cannot splice"}
-	want := "sendfile: no copy seen for " + inMiB(r.Sent) + " (100%); 1.0 KiB written by copy; cannot tell what sendfile sources that cannot splice would show (not attached)"
-	if testenv.Expected("TRACEPOINTS_MISSING", "sock_send_length") {
-		// Before 6.3 the send decisions themselves come from classic
-		// syscall tracepoints (syscall_return), so without tracefs no
-		// send is classified at all, and the verdict says so (the table
-		// shows it beside the tx.sendfile bytes the accounting counted).
-		spliced, copied = 0, 0
-		unavailable = append(unavailable, "sends")
-		want = "no TCP bytes classified; cannot tell what sendfile sources that cannot splice, sends would show (not attached)"
-	}
-	if zc.TxSplicedBytes != spliced || zc.TxCopiedBytes != copied || !slices.Equal(zc.Unavailable, unavailable) {
-		t.Errorf("%+v", zc)
-	}
-	if zc.Verdict != want {
-		t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
-	}
-	var table bytes.Buffer
-	if err := report.WriteTable(&table, d); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(table.String(), "zero-copy: "+want+"\n") {
-		t.Errorf("table lacks the verdict:\n%s", table.String())
-	}
+	before63 := testenv.Expected("TRACEPOINTS_MISSING", "sock_send_length")
+	t.Run("sendfile server", func(t *testing.T) {
+		const header = 1 << 10
+		size := int64(testenv.Pick(16<<20, 4<<20))
+		file := filepath.Join(t.TempDir(), "body")
+		if err := os.WriteFile(file, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		peer := listenPeer(t, func(c *net.TCPConn) error { _, err := io.Copy(io.Discard, c); return err })
+		spec := peerChildSpec{Mode: "sendfile", Addrs: []string{peer.addr()}, File: file, Header: header, Out: filepath.Join(t.TempDir(), "result.json")}
+		b, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(peerChildEnv, string(b))
+		var r peerChildResult
+		d := profileSelf(t, ProfileOptions{}, spec.Out, &r).Document
+		if err := <-peer.done; err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(d.Backends.ByteClassesUnavailable, "sendfile sources that cannot splice") || len(d.Processes) != 1 {
+			t.Fatalf("byte_classes_unavailable %q, %d processes", d.Backends.ByteClassesUnavailable, len(d.Processes))
+		}
+		zc := d.Processes[0].Zerocopy
+		spliced, copied := uint64(r.Sent), uint64(header)
+		var unavailable []string
+		want := "sendfile: zero-copy taken for " + inMiB(r.Sent) + " (100%); 1.0 KiB written by copy"
+		if before63 {
+			// Before 6.3 the send decisions themselves come from classic
+			// syscall tracepoints (syscall_return), so without tracefs no
+			// send is classified at all, and the verdict says so (the table
+			// shows it beside the tx.sendfile bytes the accounting counted).
+			spliced, copied = 0, 0
+			unavailable = []string{"sends"}
+			want = "no TCP bytes classified; cannot tell what sends would show (not attached)"
+		}
+		if zc.TxSplicedBytes != spliced || zc.TxCopiedBytes != copied || !slices.Equal(zc.Unavailable, unavailable) {
+			t.Errorf("%+v", zc)
+		}
+		if zc.Verdict != want {
+			t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
+		}
+		var table bytes.Buffer
+		if err := report.WriteTable(&table, d); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(table.String(), "zero-copy: "+want+"\n") {
+			t.Errorf("table lacks the verdict:\n%s", table.String())
+		}
+	})
+	t.Run("io_uring SEND_ZC", func(t *testing.T) {
+		cfg := workload.Config{Method: workload.MethodIOUringZC, Size: 64 << 10, Bytes: int64(testenv.Pick(16<<20, 4<<20))}
+		mode := preferredMode(t)
+		out := filepath.Join(t.TempDir(), "result.json")
+		b, err := json.Marshal(transferChildSpec{Config: cfg, Out: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(transferChildEnv, string(b))
+		var r transferChildResult
+		d := profileSelf(t, ProfileOptions{}, out, &r).Document
+		if !slices.Contains(d.Backends.ByteClassesUnavailable, "io_uring notifications") || len(d.Processes) != 1 {
+			t.Fatalf("byte_classes_unavailable %q, %d processes", d.Backends.ByteClassesUnavailable, len(d.Processes))
+		}
+		p := d.Processes[0]
+		zc := p.Zerocopy
+		if uringUnclassified(t, mode, cfg.Method, zc) {
+			return
+		}
+		if !slices.Contains(zc.Unavailable, "io_uring notifications") || !strings.Contains(zc.Verdict, "cannot tell what io_uring notifications") {
+			t.Errorf("%+v", zc)
+		}
+		if !before63 && (zc.TxPinnedBytes != r.Sent || zc.TxDeferredCopyBytes != r.Sent) {
+			t.Errorf("pinned %d, copied on local delivery %d, sent %d", zc.TxPinnedBytes, zc.TxDeferredCopyBytes, r.Sent)
+		}
+		t.Logf("verdict: %s", zc.Verdict)
+	})
 }

@@ -94,7 +94,7 @@ func TestDeltaByteClasses(t *testing.T) {
 // says it cannot tell; sources its paths never used do not matter.
 func TestMarkUnavailable(t *testing.T) {
 	const m = 1 << 20
-	missing := []string{"sendfile sources that cannot splice", "TCP_ZEROCOPY_RECEIVE mapped bytes", "io_uring notifications"}
+	missing := []string{"sendfile sources that cannot splice", "deferred copies on local delivery", "io_uring notifications"}
 	sendfile := []ThreadDelta{{
 		Counters: map[PathCtx]Counter{
 			{taxonomy.PathTxSendfile, taxonomy.CtxTask}: {Calls: 16, Bytes: 16 * m},

@@ -16,9 +16,11 @@
 //     kernel's own zero-copy decision), zcbSend (sock_send_length),
 //     zcbSendSyscalls (the send syscalls' entry and exit, before 6.3),
 //     zcbUring/zcbUringSQE, zcbRetransmitErr/zcbRetransmit, and zcbOthers
-//     (netif_receive_skb, net_dev_start_xmit, completions, receive copies,
-//     getsockopt for TCP_ZEROCOPY_RECEIVE, the sendfile and splice source
-//     checks). Open walks the backends (Decision, then Syscall, then
+//     (netif_receive_skb, net_dev_start_xmit, completions, receive copies).
+//     What only a syscall shows (a sendfile or splice source that cannot
+//     splice, TCP_ZEROCOPY_RECEIVE's mapped bytes) the accounting's own
+//     syscall handlers note (SetupAccounting turns that on, and the
+//     accounting object owns the counters, zcb_stats). Open walks the backends (Decision, then Syscall, then
 //     SyscallReturn; Choices are what --byte-classes takes) and records
 //     each source it could not attach under "byte classes: <source>"
 //     (SourcesUnavailable). Read sums the per-CPU counters.
@@ -27,8 +29,9 @@
 //     re-copied bytes, where the deferred copies happened, the receive
 //     side; and the Reason, the sentence listing those figures. Whether
 //     sendfile's bytes were spliced or copied is decided in the kernel
-//     (bpf/zcbytes.bpf.c: tcp_sendmsg_locked, or sys_enter_sendfile64 plus
-//     the skb flags) and counted as ClassTxSplice or a copy class; the
+//     (bpf/zcbytes.bpf.c: tcp_sendmsg_locked, or the syscall path plus the
+//     skb flags; a source that cannot splice: note_source in
+//     bpf/accounting.bpf.c) and counted as ClassTxSplice or a copy class; the
 //     verdict sentence itself ("sendfile: zero-copy taken for ...") is
 //     worded by report.Judge (txVerdict, profiler/report/verdict.go), which
 //     this package calls.

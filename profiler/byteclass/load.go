@@ -43,13 +43,13 @@ func Choices() []string {
 // Loaded is the loaded zcbytes object: programs attached one by one
 // (a kernel that lacks one tracepoint loses only what it provides).
 type Loaded struct {
-	mode    string // Decision, Syscall or SyscallReturn; "" = no send classes
-	maps    *ebpf.Collection
-	colls   []*ebpf.Collection
-	links   []link.Link
-	progs   []*ebpf.Program
-	stats   *ebpf.Map
-	dropped *ebpf.Variable
+	mode  string // Decision, Syscall or SyscallReturn; "" = no send classes
+	maps  *ebpf.Collection
+	colls []*ebpf.Collection
+	links []link.Link
+	progs []*ebpf.Program
+	stats *ebpf.Map
+	drops *ebpf.Map
 }
 
 // zcbPoint is one program and where it attaches: a tp_btf tracepoint, or a
@@ -80,12 +80,11 @@ var (
 		{prog: "zcb_error_report", name: "inet_sk_error_report", lost: "byte classes: MSG_ZEROCOPY completions"},
 		{prog: "zcb_uring_complete", group: "io_uring", name: "io_uring_complete", lost: "byte classes: io_uring notifications"},
 		{prog: "zcb_rx_copy", name: "skb_copy_datagram_iovec", lost: "byte classes: receive copies"},
-		{prog: "zcb_enter_getsockopt", group: "syscalls", name: "sys_enter_getsockopt", lost: "byte classes: TCP_ZEROCOPY_RECEIVE mapped bytes"},
-		{prog: "zcb_exit_getsockopt", group: "syscalls", name: "sys_exit_getsockopt", lost: "byte classes: TCP_ZEROCOPY_RECEIVE mapped bytes"},
-		{prog: "zcb_enter_sendfile", group: "syscalls", name: "sys_enter_sendfile64", lost: "byte classes: sendfile sources that cannot splice"},
-		{prog: "zcb_enter_splice", group: "syscalls", name: "sys_enter_splice", lost: "byte classes: splice sources that cannot splice"},
-		{prog: "zcb_enter_vmsplice", group: "syscalls", name: "sys_enter_vmsplice", lost: "byte classes: splice sources that cannot splice"},
 	}
+	// What the accounting's own syscall handlers note for the byte
+	// classes (cfg_byte_classes in bpf/accounting.bpf.c): no program of
+	// their own to attach, but the source checks need kernel addresses.
+	sourceCheckLost = []string{UnavailablePrefix + "sendfile sources that cannot splice", UnavailablePrefix + "splice sources that cannot splice"}
 )
 
 // lostSources are the byte-class sources a session may lack, each the
@@ -94,6 +93,9 @@ func lostSources() map[string]bool {
 	lost := map[string]bool{}
 	for _, p := range append([]zcbPoint{zcbSend, zcbUringSQE, zcbRetransmit}, zcbOthers...) {
 		lost[strings.TrimPrefix(p.lost, UnavailablePrefix)] = true
+	}
+	for _, k := range sourceCheckLost {
+		lost[strings.TrimPrefix(k, UnavailablePrefix)] = true
 	}
 	return lost
 }
@@ -150,7 +152,9 @@ func Open(shared map[string]*ebpf.Map, want string, unavailable map[string]strin
 	if err == nil && !ksym.AddressesVisible() {
 		// The source check compares f_op->splice_read with
 		// copy_splice_read's address: hidden, it never matches.
-		unavailable["byte classes: sendfile sources that cannot splice"] = "/proc/kallsyms hides kernel addresses from this process (reading them needs CAP_SYSLOG)"
+		for _, k := range sourceCheckLost {
+			unavailable[k] = "/proc/kallsyms hides kernel addresses from this process (reading them needs CAP_SYSLOG): only O_DIRECT and DAX sources are recognised"
+		}
 	}
 	if err == nil {
 		var b *Loaded
@@ -242,15 +246,30 @@ func byteClassSpec(setHookDispatch func(*ebpf.CollectionSpec) error) (*ebpf.Coll
 	if err := setHookDispatch(spec); err != nil {
 		return nil, err
 	}
-	syms := ksym.Addrs(map[string]string{"copy_splice_read": "Tt", "ptype_all": "DdBb", "net_hotdata": "DdBb"})
-	if addr := syms["copy_splice_read"]; addr != 0 {
-		if err := spec.Variables["cfg_copy_splice_read"].Set(addr); err != nil {
-			return nil, err
-		}
-	}
+	syms := ksym.Addrs(map[string]string{"ptype_all": "DdBb", "net_hotdata": "DdBb"})
 	if addr := globalPtypeAll(syms); addr != 0 {
 		if err := spec.Variables["cfg_ptype_all"].Set(addr); err != nil {
 			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+// SetupAccounting readies the byte-class side of the accounting object
+// before it is loaded: its syscall handlers note, for the byte classes,
+// what only a syscall shows (want is --byte-classes), and it owns the
+// byte-class counters (zcb_stats), which this package's programs take
+// over.
+func SetupAccounting(spec *ebpf.CollectionSpec, want string) error {
+	if want == Off {
+		return nil
+	}
+	if err := spec.Variables["cfg_byte_classes"].Set(uint32(1)); err != nil {
+		return err
+	}
+	if addr := ksym.Addrs(map[string]string{"copy_splice_read": "Tt"})["copy_splice_read"]; addr != 0 {
+		if err := spec.Variables["cfg_copy_splice_read"].Set(addr); err != nil {
+			return err
 		}
 	}
 	// PREEMPT_RT refills the BPF allocator's caches from a thread: in the
@@ -261,10 +280,10 @@ func byteClassSpec(setHookDispatch func(*ebpf.CollectionSpec) error) (*ebpf.Coll
 		m := spec.Maps["zcb_stats"]
 		m.MaxEntries = min(m.MaxEntries, rtStatsEntries)
 		if _, err := bpf.Preallocate(m); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return spec, nil
+	return nil
 }
 
 // rtStatsEntries bounds the preallocated byte-class map of a PREEMPT_RT
@@ -314,14 +333,14 @@ func loadMaps(spec *ebpf.CollectionSpec, shared map[string]*ebpf.Map) (*Loaded, 
 			repl[name] = m
 		}
 	}
-	if repl["threads"] == nil {
-		return nil, errors.New("the accounting has no threads map")
+	if repl["threads"] == nil || repl["zcb_stats"] == nil {
+		return nil, errors.New("the accounting has no threads or zcb_stats map")
 	}
 	coll, err := ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: repl, Cache: bpf.KernelBTF})
 	if err != nil {
 		return nil, fmt.Errorf("zcbytes maps: %w", err)
 	}
-	b := &Loaded{maps: coll, stats: coll.Maps["zcb_stats"], dropped: coll.Variables["zcb_dropped"]}
+	b := &Loaded{maps: coll, stats: coll.Maps["zcb_stats"], drops: coll.Maps["zcb_drops"]}
 	return b, nil
 }
 
@@ -375,7 +394,7 @@ func (b *Loaded) Read() (map[Key]Count, uint64, error) {
 		return nil, 0, fmt.Errorf("read byte classes: %w", err)
 	}
 	var dropped uint64
-	if err := b.dropped.Get(&dropped); err != nil {
+	if err := b.drops.Lookup(uint32(0), &dropped); err != nil {
 		dropped = 0
 	}
 	return counts, dropped, nil

@@ -206,8 +206,6 @@ func sourceMatters(src string, zc *report.Zerocopy, used map[string]bool) bool {
 		return used[taxonomy.PathTxIOUring.String()]
 	case "receive copies":
 		return zc.RxBytes() > 0 || used[taxonomy.PathRxRead.String()] || used[taxonomy.PathRxZerocopy.String()]
-	case "TCP_ZEROCOPY_RECEIVE mapped bytes":
-		return used[taxonomy.PathRxZerocopy.String()]
 	}
 	return true // sends themselves, or a source this list does not know
 }

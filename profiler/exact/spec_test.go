@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,16 +20,8 @@ func TestSharedLayouts(t *testing.T) {
 		{bpf.FuncexactZcThread{}, bpf.AccountingZcThread{}},
 	} {
 		a, b := reflect.TypeOf(pair[0]), reflect.TypeOf(pair[1])
-		if a.Size() != b.Size() || a.NumField() != b.NumField() {
-			t.Errorf("%s (%d bytes, %d fields) vs %s (%d bytes, %d fields): run make generate",
-				a, a.Size(), a.NumField(), b, b.Size(), b.NumField())
-			continue
-		}
-		for i := 0; i < a.NumField(); i++ {
-			fa, fb := a.Field(i), b.Field(i)
-			if fa.Name != fb.Name || fa.Offset != fb.Offset || fa.Type != fb.Type {
-				t.Errorf("%s.%s (+%d %s) vs %s.%s (+%d %s)", a, fa.Name, fa.Offset, fa.Type, b, fb.Name, fb.Offset, fb.Type)
-			}
+		if diff := layoutDiff(a, b, a.String()); diff != "" {
+			t.Errorf("%s vs %s: %s: run make generate", a, b, diff)
 		}
 	}
 	acc, err := bpf.LoadAccounting()
@@ -113,4 +106,34 @@ func TestSummarize(t *testing.T) {
 	if got != "kprobe: no function attached; _copy_from_iter: attach failed: no such file or directory (symbol not found or blacklisted for kprobes) (and 2 more, each with its reason)" {
 		t.Errorf("summarize mixed = %q", got)
 	}
+}
+
+// layoutDiff says where two generated types differ in layout (bpf2go names
+// a nested type in one object and leaves it anonymous in another): field
+// names, offsets, sizes and kinds, recursively; "" when they agree.
+func layoutDiff(a, b reflect.Type, at string) string {
+	if a.Kind() != b.Kind() || a.Size() != b.Size() {
+		return fmt.Sprintf("%s: %s (%d bytes) vs %s (%d bytes)", at, a, a.Size(), b, b.Size())
+	}
+	switch a.Kind() {
+	case reflect.Array:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: %d vs %d elements", at, a.Len(), b.Len())
+		}
+		return layoutDiff(a.Elem(), b.Elem(), at+"[]")
+	case reflect.Struct:
+		if a.NumField() != b.NumField() {
+			return fmt.Sprintf("%s: %d vs %d fields", at, a.NumField(), b.NumField())
+		}
+		for i := 0; i < a.NumField(); i++ {
+			fa, fb := a.Field(i), b.Field(i)
+			if fa.Name != fb.Name || fa.Offset != fb.Offset {
+				return fmt.Sprintf("%s: %s at +%d vs %s at +%d", at, fa.Name, fa.Offset, fb.Name, fb.Offset)
+			}
+			if d := layoutDiff(fa.Type, fb.Type, at+"."+fa.Name); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
 }

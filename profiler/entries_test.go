@@ -1,0 +1,112 @@
+package profiler
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
+)
+
+// A running target's counts are on its CPU until it is switched out, then
+// in its entry (entries.go). Snapshots taken while it makes calls and is
+// switched out and in all the time count each call once: a snapshot never
+// has more calls than a later one (counted twice), and the last one, after
+// the thread stopped, has exactly the calls it made.
+func TestSnapshotsCountEachCallOnce(t *testing.T) {
+	requireBPF(t)
+	const calls = 200_000
+	cpu := 1 % numCPUs()
+
+	ready := make(chan int, 2)
+	stop := make(chan bool)
+	var spinning atomic.Bool
+	spinning.Store(true)
+	// A spinner on the worker's CPU: each sched_yield of the worker is a
+	// switch to it and back.
+	go func() {
+		runtime.LockOSThread()
+		pinThread(t, cpu)
+		ready <- unix.Gettid()
+		for spinning.Load() {
+		}
+	}()
+	<-ready
+	go func() {
+		runtime.LockOSThread()
+		pinThread(t, cpu)
+		ready <- unix.Gettid()
+		<-stop
+		for i := 0; i < calls; i++ {
+			unix.Poll(nil, 0) // wait: one call each
+			if i%7 == 0 {
+				unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			}
+		}
+		stop <- true
+	}()
+	tid := <-ready
+	defer spinning.Store(false)
+
+	sess, err := Open(Options{Target: Target{TIDs: []int{tid}}, ByteClasses: byteclass.Off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	waits := func(s *Snapshot) uint64 {
+		for gen, th := range s.Threads {
+			if th.TID == tid {
+				return s.Counters[Key{gen, taxonomy.PathWait, taxonomy.CtxTask}].Calls
+			}
+		}
+		return 0
+	}
+	first, err := sess.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := waits(first)
+	stop <- true
+	var last uint64
+	snaps := 0
+	for done := false; !done; {
+		select {
+		case <-stop:
+			done = true
+		default:
+		}
+		s, err := sess.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps++
+		n := waits(s) - base
+		if n < last {
+			t.Fatalf("snapshot %d: %d calls after %d in the one before: counted twice or lost", snaps, n, last)
+		}
+		last = n
+	}
+	if last != calls {
+		t.Fatalf("%d calls counted after the thread stopped, want %d (%d snapshots)", last, calls, snaps)
+	}
+	t.Logf("%d snapshots while the thread ran", snaps)
+}
+
+func pinThread(t *testing.T, cpu int) {
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		t.Error(err)
+	}
+}
+
+func numCPUs() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 1
+	}
+	return set.Count()
+}
