@@ -1533,7 +1533,8 @@ ON_BOTH(irq_handler_exit, irq_exit, BPF_PROG, { return on_exit_ctx(CTX_HARDIRQ);
 ON_BOTH(sched_process_fork, fork, BPF_PROG, { return on_fork(parent, child); },
 	struct task_struct *parent, struct task_struct *child)
 ON_BOTH(sched_process_exit, exit, BPF_PROG, { return on_process_exit(task); }, struct task_struct *task)
-ON_BOTH(sock_send_length, sock_send_length, PROBE_PROG, { return on_sock_send_length(ret); },
+#define SEND_LENGTH_PROG(name, args...) PROBE_PROG_EST(FEST_SEND_LENGTH, name, args)
+ON_BOTH(sock_send_length, sock_send_length, SEND_LENGTH_PROG, { return on_sock_send_length(ret); },
 	struct sock *sk, int ret)
 
 SEC("tp_btf/sched_switch")

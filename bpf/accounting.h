@@ -174,8 +174,26 @@ enum zc_est_slot {
 	EST_CTX_ENTER = 2 * NR_PATHS,    /* + ctx */
 	EST_CTX_EXIT = 2 * NR_PATHS + 8, /* + ctx */
 	EST_SWITCH = 2 * NR_PATHS + 16,
+	EST_FEATURE = 2 * NR_PATHS + 17, /* + enum zc_feature_est */
 	NR_EST = 64,
 };
+
+/* The feature programs' most frequent hooks (per skb or per send), whose
+ * runs are estimated like the accounting handlers' (PROBE_PROG_EST): two
+ * clock reads cost more than most of these programs' bodies. */
+enum zc_feature_est {
+	FEST_SEND_LENGTH,     /* accounting: sock:sock_send_length */
+	FEST_OWN_NETIF_RX,    /* softirq owner split */
+	FEST_OWN_SIRQ_EXIT,
+	FEST_OWN_TCP_PROBE,
+	FEST_ZCB_SENDMSG,     /* byte classes */
+	FEST_ZCB_SEND_LENGTH,
+	FEST_ZCB_RX_COPY,
+	FEST_ZCB_NETIF_RX,
+	FEST_ZCB_XMIT,
+	NR_FEATURE_EST,
+};
+_Static_assert(EST_FEATURE + NR_FEATURE_EST <= NR_EST, "est slots");
 
 /* Per CPU: what runs now and since when; read by user space to add the
  * in-flight segment at snapshot time. */

@@ -389,13 +389,13 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 /* ---- tp_btf ---- */
 
 SEC("tp_btf/netif_receive_skb")
-int PROBE_PROG(btf_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
+int PROBE_PROG_EST(FEST_OWN_NETIF_RX, btf_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
 
 SEC("tp_btf/softirq_exit")
-int PROBE_PROG(btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
+int PROBE_PROG_EST(FEST_OWN_SIRQ_EXIT, btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("tp_btf/tcp_probe")
-int PROBE_PROG(btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
+int PROBE_PROG_EST(FEST_OWN_TCP_PROBE, btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 {
 	struct seg_facts f;
 
@@ -409,13 +409,13 @@ int PROBE_PROG(btf_own_kfree_skb, struct sk_buff *skb, void *location, int reaso
 /* ---- raw_tp ---- */
 
 SEC("raw_tp/netif_receive_skb")
-int PROBE_PROG(raw_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
+int PROBE_PROG_EST(FEST_OWN_NETIF_RX, raw_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
 
 SEC("raw_tp/softirq_exit")
-int PROBE_PROG(raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
+int PROBE_PROG_EST(FEST_OWN_SIRQ_EXIT, raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("raw_tp/tcp_probe")
-int PROBE_PROG(raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
+int PROBE_PROG_EST(FEST_OWN_TCP_PROBE, raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 {
 	struct seg_facts f;
 

@@ -370,7 +370,7 @@ static __always_inline void account_send(struct zc_thread *t, __u8 path, const s
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
-int PROBE_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr *msg,
+int PROBE_PROG_EST(FEST_ZCB_SENDMSG, zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -391,7 +391,7 @@ int PROBE_PROG(zcb_tcp_sendmsg_locked, const struct sock *sk, const struct msghd
 
 /* The bytes of one sock_sendmsg, after tcp_sendmsg returned. */
 SEC("tp_btf/sock_send_length")
-int PROBE_PROG(zcb_sock_send_length, struct sock *sk, int ret, int flags)
+int PROBE_PROG_EST(FEST_ZCB_SEND_LENGTH, zcb_sock_send_length, struct sock *sk, int ret, int flags)
 {
 	struct zcb_task *st;
 	struct zc_thread *t;
@@ -551,7 +551,7 @@ ZCB_SEND_SYSCALL(splice, 2, PATH_TX_SPLICE)
 /* ---- receive copies ---- */
 
 SEC("tp_btf/skb_copy_datagram_iovec")
-int PROBE_PROG(zcb_rx_copy, const struct sk_buff *skb, int len)
+int PROBE_PROG_EST(FEST_ZCB_RX_COPY, zcb_rx_copy, const struct sk_buff *skb, int len)
 {
 	struct sock *sk = skb->sk;
 	struct zc_thread *t;
@@ -605,7 +605,7 @@ static __always_inline __u8 deferred_class(const struct net_device *dev)
 /* A zero-copy skb on the receive path will be copied by skb_copy_ubufs in
  * ip_local_deliver_finish (skb_orphan_frags_rx): all of its paged bytes. */
 SEC("tp_btf/netif_receive_skb")
-int PROBE_PROG(zcb_netif_receive_skb, struct sk_buff *skb)
+int PROBE_PROG_EST(FEST_ZCB_NETIF_RX, zcb_netif_receive_skb, struct sk_buff *skb)
 {
 	struct zcb_flow f = {};
 	__u32 bytes;
@@ -645,7 +645,7 @@ static __always_inline int tap_active(const struct net_device *dev)
 /* A tap (tcpdump, AF_PACKET) gets a clone whose zero-copy frags
  * skb_orphan_frags_rx copies in dev_queue_xmit_nit. */
 SEC("tp_btf/net_dev_start_xmit")
-int PROBE_PROG(zcb_net_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
+int PROBE_PROG_EST(FEST_ZCB_XMIT, zcb_net_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
 {
 	struct zcb_flow f = {};
 	struct sock *sk;
