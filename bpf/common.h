@@ -62,6 +62,26 @@ static __always_inline __u8 thread_path(struct zc_thread *t)
 	return t->path;
 }
 
+/* The current task's generation (0: not a target) and path. Its CPU's
+ * state answers once the accounting has resolved the task there (no
+ * lookup: these run per send, per receive copy); before that, its entry. */
+static __always_inline __u32 current_target(__u8 *path)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct zc_cpu *c = this_cpu();
+	struct zc_thread *t;
+
+	if (c && c->resolved && c->tid == tid) {
+		*path = c->path;
+		return c->gen;
+	}
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t)
+		return 0;
+	*path = t->path;
+	return t->gen;
+}
+
 /* zc_sys.src_copy of the current task if it is a target (its CPU's copy
  * while it runs, as thread_path), else 0. */
 static __always_inline __u8 current_src_copy(void)

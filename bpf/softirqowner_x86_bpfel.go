@@ -69,6 +69,7 @@ type SoftirqOwnerZcOwnerKey struct {
 
 type SoftirqOwnerZcOwnerPending struct {
 	_   structs.HostLayout
+	Skb uint64
 	Gen uint32
 	Pad uint32
 	Ns  uint64
@@ -94,6 +95,7 @@ type SoftirqOwnerZcOwnerSeg struct {
 	Owner uint32
 	Open  uint32
 	Pad   uint32
+	Id    uint64
 }
 
 type SoftirqOwnerZcOwnerVal struct {

@@ -355,7 +355,7 @@ static __always_inline __u8 decide_fallback(__u8 path, const struct sock *sk)
 }
 
 /* Count one send's bytes; class 0xff: not seen in tcp_sendmsg_locked. */
-static __always_inline void account_send(struct zc_thread *t, __u8 path, const struct sock *sk, __u8 class,
+static __always_inline void account_send(__u32 gen, __u8 path, const struct sock *sk, __u8 class,
 					 long bytes)
 {
 	if (class == 0xff)
@@ -364,9 +364,9 @@ static __always_inline void account_send(struct zc_thread *t, __u8 path, const s
 		class = ZCB_TX_COPY_ULP;
 	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
 		class = ZCB_TX_SPLICE_SRC_COPY;
-	add_class(t->gen, path, class, bytes, 1);
+	add_class(gen, path, class, bytes, 1);
 	if (class == ZCB_TX_PINNED)
-		remember_owner(sk, t->gen, path);
+		remember_owner(sk, gen, path);
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
@@ -394,8 +394,8 @@ SEC("tp_btf/sock_send_length")
 int PROBE_PROG_EST(FEST_ZCB_SEND_LENGTH, zcb_sock_send_length, struct sock *sk, int ret, int flags)
 {
 	struct zcb_task *st;
-	struct zc_thread *t;
-	__u8 class = 0xff;
+	__u8 class = 0xff, path;
+	__u32 gen;
 
 	if (!is_tcp(sk))
 		return 0;
@@ -409,9 +409,9 @@ int PROBE_PROG_EST(FEST_ZCB_SEND_LENGTH, zcb_sock_send_length, struct sock *sk, 
 	}
 	if (ret <= 0)
 		return 0;
-	t = current_thread();
-	if (t)
-		account_send(t, thread_path(t), sk, class, ret);
+	gen = current_target(&path);
+	if (gen)
+		account_send(gen, path, sk, class, ret);
 	return 0;
 }
 
@@ -513,8 +513,9 @@ static __always_inline void send_enter(long fd, __u8 path)
 static __always_inline void send_exit(long ret)
 {
 	struct zcb_sys *s = sys_state(0);
-	struct zc_thread *t;
 	struct sock *sk;
+	__u32 gen;
+	__u8 path;
 
 	if (!s || !s->sk)
 		return;
@@ -522,9 +523,9 @@ static __always_inline void send_exit(long ret)
 	s->sk = 0;
 	if (ret <= 0)
 		return;
-	t = current_thread();
-	if (t)
-		account_send(t, s->path, sk, 0xff, ret);
+	gen = current_target(&path);
+	if (gen)
+		account_send(gen, s->path, sk, 0xff, ret);
 }
 
 #define ZCB_SEND_SYSCALL(name, fdarg, path)                                   \
@@ -554,13 +555,14 @@ SEC("tp_btf/skb_copy_datagram_iovec")
 int PROBE_PROG_EST(FEST_ZCB_RX_COPY, zcb_rx_copy, const struct sk_buff *skb, int len)
 {
 	struct sock *sk = skb->sk;
-	struct zc_thread *t;
+	__u32 gen;
+	__u8 path;
 
 	if (len <= 0 || !sk || !is_tcp(sk))
 		return 0;
-	t = current_thread();
-	if (t)
-		add_class(t->gen, thread_path(t), ZCB_RX_COPY, len, 1);
+	gen = current_target(&path);
+	if (gen)
+		add_class(gen, path, ZCB_RX_COPY, len, 1);
 	return 0;
 }
 
