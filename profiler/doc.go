@@ -26,7 +26,9 @@
 //     self-check's bound.
 //   - snapshot.go: one reading of the per-CPU counter maps, thread infos,
 //     schedstat and /proc/PID/stat per thread, and the byte classes.
-//     retire.go: exited threads released from the maps and summed per
+//     entries.go: a live thread's task-context counters, which are not in
+//     the stats map but in its threads entry and, while it runs, on its
+//     CPU (zc_cpu.pend), each counted once. retire.go: exited threads released from the maps and summed per
 //     process. interval.go: Delta of two snapshots, per thread generation
 //     (byte classes too, deltaByteClasses).
 //   - aggregate.go: threads summed into processes, paths and the system

@@ -78,8 +78,20 @@ func lookupWhole(m *ebpf.Map, tid uint32, first bpf.AccountingZcThread) (bpf.Acc
 	return prev, false, fmt.Errorf("read threads: thread %d's entry changed under every read", tid)
 }
 
-// addPend adds what each CPU held for its running target (zc_cpu.pend),
-// where the entry read after the CPUs has not taken it in yet.
+// taskSpan is a CPU's open span in its running target's task context:
+// the next event charges it to the CPU's pend (seq: the entry's seq the
+// pend belongs with).
+type taskSpan struct {
+	gen  uint32
+	path taxonomy.Path
+	seq  uint64
+	ns   Counter
+}
+
+// addPend adds what each CPU held for its running target (zc_cpu.pend)
+// and the open task-context span that will go there, where the entry read
+// after the CPUs has not taken them in yet: a thread switched out in
+// between has them in its entry.
 func (snap *Snapshot) addPend(cpus []bpf.AccountingZcCpu) {
 	for i := range cpus {
 		c := &cpus[i]
@@ -88,6 +100,12 @@ func (snap *Snapshot) addPend(cpus []bpf.AccountingZcCpu) {
 		}
 		if e, ok := snap.live[c.Gen]; ok && e.Seq == c.PendSeq {
 			snap.addPathCounts(c.Gen, &c.Pend)
+		}
+	}
+	for _, sp := range snap.taskSpans {
+		if e, ok := snap.live[sp.gen]; ok && e.Seq == sp.seq {
+			k := Key{sp.gen, sp.path, taxonomy.CtxTask}
+			snap.Counters[k] = snap.Counters[k].add(sp.ns)
 		}
 	}
 }

@@ -36,6 +36,8 @@ func TestInFlightAheadOfTheClock(t *testing.T) {
 			s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
 			c := running(tc.last)
 			s.addCPUInFlight(&c, noThread)
+			s.live = map[uint32]bpf.AccountingZcThread{gen: {Gen: gen}}
+			s.addPend(nil)
 			if got := s.Counters[write].NS; got != tc.span {
 				t.Errorf("open span %d ns, want %d", got, tc.span)
 			}
@@ -56,12 +58,46 @@ func TestInFlightLooksUpASwitchedInThread(t *testing.T) {
 		t.Fatalf("a non-target's CPU added %v", s.Counters)
 	}
 	s.addCPUInFlight(&c, func(tid uint32) (bpf.AccountingZcThread, bool) {
-		return bpf.AccountingZcThread{Gen: 9, Path: uint8(taxonomy.PathRxRead)}, tid == 42
+		return bpf.AccountingZcThread{Gen: 9, Path: uint8(taxonomy.PathRxRead), Seq: 4}, tid == 42
 	})
+	s.live = map[uint32]bpf.AccountingZcThread{9: {Gen: 9, Seq: 4}}
+	s.addPend(nil)
 	if got := s.Counters[Key{9, taxonomy.PathRxRead, taxonomy.CtxTask}].NS; got != 1_000 {
 		t.Fatalf("switched-in thread's span %d ns, want 1000", got)
 	}
 	if got := s.Counters[Key{9, taxonomy.ProbePath, taxonomy.CtxProbe}]; got.NS != 50 || got.Calls != 1 {
 		t.Fatalf("switched-in thread's probe %+v", got)
+	}
+}
+
+// A task-context span open when the CPUs were read is charged to the
+// CPU's pend at the next event; if the thread was switched out before its
+// entry was read, the entry has it (and the pend): counted there, once.
+func TestInFlightSpanOnceWithTheEntry(t *testing.T) {
+	const gen = 7
+	c := bpf.AccountingZcCpu{LastTs: 9_000, Tid: 42, Gen: gen, Resolved: 1, Path: uint8(taxonomy.PathUser), PendSeq: 6}
+	c.Pend.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 500}
+	user := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
+	for _, tc := range []struct {
+		name     string
+		entrySeq uint64
+		entryNS  uint64
+		want     uint64
+	}{
+		{"still running", 6, 2_000, 2_000 + 500 + 1_000},
+		{"switched out since", 8, 2_000 + 500 + 1_000 + 300, 2_000 + 500 + 1_000 + 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
+			s.addCPUInFlight(&c, func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false })
+			e := bpf.AccountingZcThread{Gen: gen, Seq: tc.entrySeq}
+			e.Task.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: tc.entryNS}
+			s.live = map[uint32]bpf.AccountingZcThread{gen: e}
+			s.addPend([]bpf.AccountingZcCpu{c})
+			s.addEntries()
+			if got := s.Counters[user].NS; got != tc.want {
+				t.Errorf("user %d ns, want %d", got, tc.want)
+			}
+		})
 	}
 }

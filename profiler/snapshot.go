@@ -89,6 +89,10 @@ type Snapshot struct {
 	// spilled: the counts readCounters found in the spill slots.
 	live    map[uint32]bpf.AccountingZcThread
 	spilled map[Key]Counter
+	// taskSpans: the CPUs' open spans in task context, for addPend;
+	// spanEnd: where open spans end (the clock before the CPUs' read).
+	taskSpans []taskSpan
+	spanEnd   uint64
 }
 
 // info is a generation's identity, a retired row's included.
@@ -202,6 +206,10 @@ func (s *Session) readCounters(snap *Snapshot) error {
 // the CPUs as read, for their pending counts (addPend, entries.go).
 func (s *Session) addInFlight(snap *Snapshot) ([]bpf.AccountingZcCpu, error) {
 	var cpus []bpf.AccountingZcCpu
+	// Open spans end where the clock was read before the CPUs: read
+	// after, it could be far past the copy (this thread preempted in
+	// between) and count time the next event gives to someone else.
+	snap.spanEnd = monoNow()
 	if err := s.core.Maps["cpu_states"].Lookup(uint32(0), &cpus); err != nil {
 		return nil, fmt.Errorf("read cpu states: %w", err)
 	}
@@ -226,22 +234,35 @@ func (snap *Snapshot) addCPUInFlight(c *bpf.AccountingZcCpu, lookup func(tid uin
 	if c.LastTs == 0 || c.Tid == 0 {
 		return
 	}
-	gen, path := c.Gen, taxonomy.Path(c.Path)
+	gen, path, seq := c.Gen, taxonomy.Path(c.Path), c.PendSeq
 	if c.Resolved == 0 || gen == 0 {
 		th, ok := lookup(c.Tid)
 		if !ok {
 			return // not a target
 		}
-		gen, path = th.Gen, taxonomy.Path(th.Path)
+		gen, path, seq = th.Gen, taxonomy.Path(th.Path), th.Seq
 	}
 	probe := c.ProbeNs
-	if c.LastTs < snap.MonoNS {
+	end := snap.spanEnd
+	if end == 0 {
+		end = snap.MonoNS
+	}
+	if c.LastTs < end {
 		ctx := taxonomy.CtxTask
 		if c.Depth > 0 {
 			ctx = taxonomy.Ctx(c.Stack[c.Depth&3])
 		}
-		k := Key{gen, path, ctx}
-		snap.Counters[k] = snap.Counters[k].add(Counter{NS: snap.MonoNS - c.LastTs})
+		span := Counter{NS: end - c.LastTs}
+		if ctx == taxonomy.CtxTask {
+			// Charged to the CPU's pend when it ends: counted with
+			// the pend, if the entry read later has not taken it in.
+			snap.taskSpans = append(snap.taskSpans, taskSpan{gen, path, seq, span})
+		} else {
+			k := Key{gen, path, ctx}
+			snap.Counters[k] = snap.Counters[k].add(span)
+		}
+	} else if c.LastTs <= snap.MonoNS {
+		// An event came after the clock was read: no span open then.
 	} else if over := c.LastTs - snap.MonoNS; over < probe {
 		probe -= over
 	} else {
