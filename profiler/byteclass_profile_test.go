@@ -75,15 +75,23 @@ func runTransferChild(specJSON string) error {
 func profileTransfer(t *testing.T, cfg workload.Config, mode string) (report.Process, transferChildResult, *report.Document) {
 	t.Helper()
 	skipWithoutTracepoint(t, mode)
+	out := setTransferChild(t, cfg)
+	var r transferChildResult
+	p, d := profileByteClassChild(t, mode, out, &r)
+	return p, r, d
+}
+
+// setTransferChild makes the profiled child of this test run a transfer
+// of cfg; it writes its result to the returned file.
+func setTransferChild(t *testing.T, cfg workload.Config) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "result.json")
 	spec, err := json.Marshal(transferChildSpec{Config: cfg, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(transferChildEnv, string(spec))
-	var r transferChildResult
-	p, d := profileByteClassChild(t, mode, out, &r)
-	return p, r, d
+	return out
 }
 
 func TestProfileZerocopyVerdicts(t *testing.T) {

@@ -409,17 +409,7 @@ func TestVerdictSendfileServerWithHeaders(t *testing.T) {
 			if zc.TxBytes != header+uint64(size) || zc.TxSplicedBytes != uint64(size) || zc.TxCopiedBytes != header || zc.RxBytes() != 0 {
 				t.Errorf("%+v", zc)
 			}
-			want := "sendfile: zero-copy taken for " + inMiB(uint64(size)) + " (100%); 1.0 KiB written by copy"
-			if zc.Verdict != want {
-				t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
-			}
-			var table bytes.Buffer
-			if err := report.WriteTable(&table, d); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(table.String(), "zero-copy: "+want+"\n") {
-				t.Errorf("table lacks the verdict:\n%s", table.String())
-			}
+			assertVerdict(t, d, zc, "sendfile: zero-copy taken for "+inMiB(uint64(size))+" (100%); 1.0 KiB written by copy")
 		})
 	}
 }
@@ -476,26 +466,12 @@ func TestVerdictCannotTellWithoutSources(t *testing.T) {
 		if zc.TxSplicedBytes != spliced || zc.TxCopiedBytes != copied || !slices.Equal(zc.Unavailable, unavailable) {
 			t.Errorf("%+v", zc)
 		}
-		if zc.Verdict != want {
-			t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
-		}
-		var table bytes.Buffer
-		if err := report.WriteTable(&table, d); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(table.String(), "zero-copy: "+want+"\n") {
-			t.Errorf("table lacks the verdict:\n%s", table.String())
-		}
+		assertVerdict(t, d, zc, want)
 	})
 	t.Run("io_uring SEND_ZC", func(t *testing.T) {
 		cfg := workload.Config{Method: workload.MethodIOUringZC, Size: 64 << 10, Bytes: int64(testenv.Pick(16<<20, 4<<20))}
 		mode := preferredMode(t)
-		out := filepath.Join(t.TempDir(), "result.json")
-		b, err := json.Marshal(transferChildSpec{Config: cfg, Out: out})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Setenv(transferChildEnv, string(b))
+		out := setTransferChild(t, cfg)
 		var r transferChildResult
 		d := profileSelf(t, ProfileOptions{}, out, &r).Document
 		if !slices.Contains(d.Backends.ByteClassesUnavailable, "io_uring notifications") || len(d.Processes) != 1 {
@@ -514,4 +490,19 @@ func TestVerdictCannotTellWithoutSources(t *testing.T) {
 		}
 		t.Logf("verdict: %s", zc.Verdict)
 	})
+}
+
+// assertVerdict: zc's verdict is want, and the table of d shows it.
+func assertVerdict(t *testing.T, d *report.Document, zc *report.Zerocopy, want string) {
+	t.Helper()
+	if zc.Verdict != want {
+		t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
+	}
+	var table bytes.Buffer
+	if err := report.WriteTable(&table, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "zero-copy: "+want+"\n") {
+		t.Errorf("table lacks the verdict:\n%s", table.String())
+	}
 }
