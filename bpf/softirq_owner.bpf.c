@@ -283,7 +283,10 @@ static __always_inline void load_facts(struct sock *sk, const struct sk_buff *sk
 	f->cookie = sk->__sk_common.skc_cookie.counter;
 	f->seq = cb->seq;
 	f->end_seq = cb->end_seq;
-	f->flags = cb->tcp_flags;
+	/* One byte, volatile: clang otherwise loads tcp_flags and the next
+	 * byte as one u16, which 6.12's verifier refuses (a load across two
+	 * members of the struct). */
+	f->flags = *(volatile __u8 *)&cb->tcp_flags;
 	f->rcv_nxt = tp->rcv_nxt;
 }
 
