@@ -111,7 +111,9 @@ func TestCellExact(t *testing.T) {
 			}
 			// Every payload byte was processed for the receiver's socket
 			// somewhere; on a local path mostly in the sender's NET_RX.
-			if so := cell.Sender.SoftirqOwner; so.PeerBytes == 0 || so.OwnBytes != 0 {
+			if so := cell.Sender.SoftirqOwner; so == nil {
+				t.Errorf("sender: no softirq owner split")
+			} else if so.PeerBytes == 0 || so.OwnBytes != 0 {
 				t.Errorf("sender NET_RX: %d bytes for the receiver's socket, %d for its own (ACKs carry none)", so.PeerBytes, so.OwnBytes)
 			}
 			if zerocopyMethod(c.method) {
