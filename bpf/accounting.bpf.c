@@ -335,8 +335,8 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 /* Learn who is current on this CPU (lazily, once per switch-in). */
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes);
 
-/* The handler time gathered on this CPU goes to its owner: the current
- * thread, or the system row when no target is current. */
+/* The handler time gathered on this CPU while no target was current goes
+ * to the system row (a target's goes to its entry, flush_thread). */
 static __always_inline void flush_probe(struct zc_cpu *c)
 {
 	__u64 ns = c->probe_ns, runs = c->probe_runs;
@@ -345,10 +345,7 @@ static __always_inline void flush_probe(struct zc_cpu *c)
 		return;
 	c->probe_ns = 0;
 	c->probe_runs = 0;
-	if (c->gen)
-		add_stat(c->gen, PROBE_PATH, CTX_PROBE, ns, runs, 0);
-	else
-		add_stat(0, c->sys_path, CTX_PROBE, ns, runs, 0);
+	add_stat(0, c->sys_path, CTX_PROBE, ns, runs, 0);
 }
 
 /* A thread's entry goes (exit, or a non-leader exec): its task-context
@@ -363,16 +360,22 @@ static __noinline int retire_counts(struct zc_thread *t)
 			add_stat(t->gen, p, CTX_TASK, t->task.p[p].ns, t->task.p[p].calls,
 				 t->task.p[p].bytes);
 	}
+	if (t->probe.calls || t->probe.ns)
+		add_stat(t->gen, PROBE_PATH, CTX_PROBE, t->probe.ns, t->probe.calls, 0);
+	if (t->kdiff.calls)
+		add_stat(t->gen, PROBE_PATH, CTX_KERNEL_DIFF, t->kdiff.ns, t->kdiff.calls, 0);
 	return 0;
 }
 
-/* The running target's syscall state and task-context counts go back to
- * its entry (see struct zc_thread), at switch-out or before its CPU state
- * is reloaded. Counts whose entry is gone (or is another generation's
- * after a tid changed hands) go to the stats map: nothing is dropped. */
-static __noinline int flush_thread(struct zc_cpu *c)
+/* The running target's syscall state, task-context counts and handler
+ * time go back to its entry (see struct zc_thread), at switch-out (with
+ * the run's difference from the kernel's, kdiff over kruns runs) or before
+ * its CPU state is reloaded. Counts whose entry is gone (or is another
+ * generation's after a tid changed hands) go to the stats map: nothing is
+ * dropped. Only the paths that hold counts are touched (pend_dirty). */
+static __noinline int flush_thread(struct zc_cpu *c, __s64 kdiff, __u64 kruns)
 {
-	__u32 tid = c->tid;
+	__u32 tid = c->tid, dirty = c->pend_dirty;
 	struct zc_thread *t;
 
 	if (!c->gen)
@@ -382,24 +385,39 @@ static __noinline int flush_thread(struct zc_cpu *c)
 		__sync_fetch_and_add(&t->seq, 1);
 #pragma unroll
 		for (int p = 0; p < NR_PATHS; p++) {
+			if (!(dirty & (1u << p)))
+				continue;
 			t->task.p[p].calls += c->pend.p[p].calls;
 			t->task.p[p].ns += c->pend.p[p].ns;
 			t->task.p[p].bytes += c->pend.p[p].bytes;
 		}
+		t->probe.ns += c->probe_ns;
+		t->probe.calls += c->probe_runs;
+		t->kdiff.ns += kdiff;
+		t->kdiff.calls += kruns;
 		t->path = c->path;
 		t->sys = c->sys;
 		__sync_fetch_and_add(&t->seq, 1);
 	} else {
 #pragma unroll
 		for (int p = 0; p < NR_PATHS; p++) {
-			if (c->pend.p[p].calls || c->pend.p[p].ns || c->pend.p[p].bytes)
+			if (dirty & (1u << p))
 				add_stat(c->gen, p, CTX_TASK, c->pend.p[p].ns, c->pend.p[p].calls,
 					 c->pend.p[p].bytes);
 		}
+		if (c->probe_ns || c->probe_runs)
+			add_stat(c->gen, PROBE_PATH, CTX_PROBE, c->probe_ns, c->probe_runs, 0);
+		if (kruns)
+			add_stat(c->gen, PROBE_PATH, CTX_KERNEL_DIFF, kdiff, kruns, 0);
 	}
 #pragma unroll
-	for (int p = 0; p < NR_PATHS; p++)
-		c->pend.p[p].calls = c->pend.p[p].ns = c->pend.p[p].bytes = 0;
+	for (int p = 0; p < NR_PATHS; p++) {
+		if (dirty & (1u << p))
+			c->pend.p[p].calls = c->pend.p[p].ns = c->pend.p[p].bytes = 0;
+	}
+	c->pend_dirty = 0;
+	c->probe_ns = 0;
+	c->probe_runs = 0;
 	return 0;
 }
 
@@ -438,8 +456,10 @@ static __noinline int missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
 		if (t)
 			add_stat(t->gen, t->path, CTX_SWITCH_UNCERTAIN, window, 1, 0);
 	}
-	flush_probe(c);
-	flush_thread(c);
+	if (c->gen)
+		flush_thread(c, 0, 0);
+	else
+		flush_probe(c);
 	c->in_pid = tid;
 	c->in_ts = b;
 	c->in_rq = rq;
@@ -500,7 +520,7 @@ static __noinline int resolve_slow(struct zc_cpu *c, __u32 tid)
 			c->epoch = targets_epoch;
 			return 0;
 		}
-		flush_thread(c);
+		flush_thread(c, 0, 0);
 	}
 	c->epoch = targets_epoch;
 	c->tid = tid;
@@ -567,8 +587,10 @@ static __always_inline __u64 claim_span(struct zc_cpu *c, __u64 now)
  * time only, and a lost nanosecond of it is the price of no atomics. */
 static __always_inline void pend_add(struct zc_cpu *c, __u8 path, __u64 ns, __u64 calls, __u64 bytes)
 {
-	struct zc_stat_val *v = &c->pend.p[masked(path, NR_PATHS - 1)];
+	__u32 p = masked(path, NR_PATHS - 1);
+	struct zc_stat_val *v = &c->pend.p[p];
 
+	c->pend_dirty |= 1u << p;
 	v->ns += ns;
 	v->calls += calls;
 	v->bytes += bytes;
@@ -613,7 +635,7 @@ static __always_inline void charge_user(struct zc_cpu *c, __u64 now)
 	if (c->depth)
 		charge_as(c, now, c->gen, PATH_USER, 0, 0);
 	else
-		c->pend.p[PATH_USER].ns += claim_span(c, now);
+		pend_add(c, PATH_USER, claim_span(c, now), 0, 0);
 }
 
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
@@ -1230,7 +1252,8 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 				     __u64 prev_exec_start, __u32 next_pid, __u64 next_exec_start)
 {
 	struct zc_cpu *c = this_cpu();
-	__u64 now = bpf_ktime_get_ns(), b;
+	__u64 now = bpf_ktime_get_ns(), b, kruns = 0;
+	__s64 kept = 0;
 
 	if (!c)
 		return 0;
@@ -1246,15 +1269,17 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 	 * what exec_start advances). No clock conversion, no estimate. */
 	if (c->gen && c->in_pid == c->tid && c->in_rq && prev_exec_start) {
 		__s64 ours = b - c->in_ts, kernel = prev_exec_start - c->in_rq;
-		__s64 kept = clamp_diff(ours - kernel);
 
+		kept = clamp_diff(ours - kernel);
 		if (kept != ours - kernel)
 			__sync_fetch_and_add(&clamped_runs, 1);
-		/* calls = runs compared: the self-check bounds the term by them. */
-		add_stat(c->gen, c->path, CTX_KERNEL_DIFF, kept, 1, 0);
+		kruns = 1; /* runs compared: the self-check bounds the term by them */
 	}
-	flush_probe(c); /* prev's; this handler's own time is next's run */
-	flush_thread(c);
+	/* prev's; this handler's own time is next's run */
+	if (c->gen)
+		flush_thread(c, kept, kruns);
+	else
+		flush_probe(c);
 	c->in_pid = next_pid;
 	c->in_ts = b;
 	c->in_rq = next_exec_start;
@@ -1374,7 +1399,7 @@ static __always_inline int on_exec(__u32 pid, __u32 old_pid)
 
 		/* The entries are copied below: with this CPU's counts. */
 		if (c->resolved)
-			flush_thread(c);
+			flush_thread(c, 0, 0);
 		t = bpf_map_lookup_elem(&threads, &old_pid);
 		if (t) {
 			*mine = *t;

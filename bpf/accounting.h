@@ -132,6 +132,12 @@ struct zc_thread {
 	struct zc_sys sys;
 	__u64 unknown_ns[8]; /* by ctx; 8 so that ctx & 7 is a provably safe index */
 	__u64 seq;
+	/* Its handler time (calls = runs timed) and its runs' differences
+	 * from the kernel's (calls = runs compared, ns = a modular sum of
+	 * signed differences): its (gen, PROBE_PATH, CTX_PROBE) and
+	 * (gen, PROBE_PATH, CTX_KERNEL_DIFF) counters, as task is. */
+	struct zc_stat_val probe;
+	struct zc_stat_val kdiff;
 	/* Task-context time, calls and bytes by path (user time under
 	 * PATH_USER): the thread's (gen, path, CTX_TASK) counters, which the
 	 * stats map holds only once the entry is gone (retire_counts) or
@@ -235,6 +241,8 @@ struct zc_cpu {
 	 * with that seq, and to no other. */
 	struct zc_sys sys;
 	__u64 pend_seq;
+	__u32 pend_dirty; /* bit per path of pend that holds counts */
+	__u32 pad2;
 	struct zc_path_counts pend;
 };
 

@@ -53,8 +53,10 @@ type AccountingZcCpu struct {
 		SrcCopy     uint8
 		Pad         [4]uint8
 	}
-	PendSeq uint64
-	Pend    AccountingZcPathCounts
+	PendSeq   uint64
+	PendDirty uint32
+	Pad2      uint32
+	Pend      AccountingZcPathCounts
 }
 
 type AccountingZcPathCounts struct {
@@ -101,6 +103,8 @@ type AccountingZcThread struct {
 	}
 	UnknownNs [8]uint64
 	Seq       uint64
+	Probe     AccountingZcStatVal
+	Kdiff     AccountingZcStatVal
 	Task      AccountingZcPathCounts
 }
 

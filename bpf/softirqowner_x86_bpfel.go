@@ -47,8 +47,10 @@ type SoftirqOwnerZcCpu struct {
 		SrcCopy     uint8
 		Pad         [4]uint8
 	}
-	PendSeq uint64
-	Pend    struct {
+	PendSeq   uint64
+	PendDirty uint32
+	Pad2      uint32
+	Pend      struct {
 		_ structs.HostLayout
 		P [16]struct {
 			_     structs.HostLayout
@@ -121,7 +123,19 @@ type SoftirqOwnerZcThread struct {
 	}
 	UnknownNs [8]uint64
 	Seq       uint64
-	Task      struct {
+	Probe     struct {
+		_     structs.HostLayout
+		Calls uint64
+		Ns    uint64
+		Bytes uint64
+	}
+	Kdiff struct {
+		_     structs.HostLayout
+		Calls uint64
+		Ns    uint64
+		Bytes uint64
+	}
+	Task struct {
 		_ structs.HostLayout
 		P [16]struct {
 			_     structs.HostLayout

@@ -273,7 +273,8 @@ func measureHandlerDispatch(backend string) dispatchEstimate {
 }
 
 // handlerTimed is what the handlers of coll timed so far and over how many
-// runs: kept per CPU until a switch, then in the stats map.
+// runs: kept per CPU until a switch, then in the running thread's entry
+// (the stats map for the system row, or once the entry is gone).
 func handlerTimed(coll *ebpf.Collection) (bpf.AccountingZcCpu, error) {
 	var sum bpf.AccountingZcCpu
 	var cpus []bpf.AccountingZcCpu
@@ -283,6 +284,16 @@ func handlerTimed(coll *ebpf.Collection) (bpf.AccountingZcCpu, error) {
 	for _, c := range cpus {
 		sum.ProbeNs += c.ProbeNs
 		sum.ProbeRuns += c.ProbeRuns
+	}
+	var tid uint32
+	var th bpf.AccountingZcThread
+	threads := coll.Maps["threads"].Iterate()
+	for threads.Next(&tid, &th) {
+		sum.ProbeNs += th.Probe.Ns
+		sum.ProbeRuns += th.Probe.Calls
+	}
+	if err := threads.Err(); err != nil {
+		return sum, err
 	}
 	var key bpf.AccountingZcStatKey
 	var vals []bpf.AccountingZcStatVal

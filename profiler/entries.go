@@ -78,14 +78,14 @@ func lookupWhole(m *ebpf.Map, tid uint32, first bpf.AccountingZcThread) (bpf.Acc
 	return prev, false, fmt.Errorf("read threads: thread %d's entry changed under every read", tid)
 }
 
-// taskSpan is a CPU's open span in its running target's task context:
-// the next event charges it to the CPU's pend (seq: the entry's seq the
-// pend belongs with).
+// taskSpan is what a CPU holds for its running target beyond its pend:
+// the open span in task context, which the next event charges to the pend,
+// and the handler time gathered since it was switched in. Its entry takes
+// both in at switch-out (seq: the entry's seq they belong with).
 type taskSpan struct {
-	gen  uint32
-	path taxonomy.Path
-	seq  uint64
-	ns   Counter
+	key Key
+	seq uint64
+	c   Counter
 }
 
 // addPend adds what each CPU held for its running target (zc_cpu.pend)
@@ -103,9 +103,8 @@ func (snap *Snapshot) addPend(cpus []bpf.AccountingZcCpu) {
 		}
 	}
 	for _, sp := range snap.taskSpans {
-		if e, ok := snap.live[sp.gen]; ok && e.Seq == sp.seq {
-			k := Key{sp.gen, sp.path, taxonomy.CtxTask}
-			snap.Counters[k] = snap.Counters[k].add(sp.ns)
+		if e, ok := snap.live[sp.key.Gen]; ok && e.Seq == sp.seq {
+			snap.Counters[sp.key] = snap.Counters[sp.key].add(sp.c)
 		}
 	}
 }
@@ -114,7 +113,16 @@ func (snap *Snapshot) addPend(cpus []bpf.AccountingZcCpu) {
 func (snap *Snapshot) addEntries() {
 	for gen, e := range snap.live {
 		snap.addPathCounts(gen, &e.Task)
+		snap.addThreadCount(Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}, e.Probe)
+		snap.addThreadCount(Key{gen, taxonomy.ProbePath, taxonomy.CtxKernelDiff}, e.Kdiff)
 	}
+}
+
+func (snap *Snapshot) addThreadCount(k Key, v bpf.AccountingZcStatVal) {
+	if v.Calls == 0 && v.Ns == 0 {
+		return
+	}
+	snap.Counters[k] = snap.Counters[k].add(Counter{Calls: v.Calls, NS: v.Ns})
 }
 
 // addPathCounts adds a thread's (path, CTX_TASK) counts (modulo 2^64: a
@@ -129,9 +137,19 @@ func (snap *Snapshot) addPathCounts(gen uint32, pc *bpf.AccountingZcPathCounts) 
 	}
 }
 
-// refreshExited reads the task-context counters of exited threads whose
-// entry was not read again from stats: the thread may have exited (and its
-// counts moved there, retire_counts) after stats were read.
+// entryKeys are the counters a threads entry holds for gen.
+func entryKeys(gen uint32) []Key {
+	keys := []Key{{gen, taxonomy.ProbePath, taxonomy.CtxProbe}, {gen, taxonomy.ProbePath, taxonomy.CtxKernelDiff}}
+	for p := range len(bpf.AccountingZcPathCounts{}.P) {
+		keys = append(keys, Key{gen, taxonomy.Path(p), taxonomy.CtxTask})
+	}
+	return keys
+}
+
+// refreshExited reads again from stats the counters an entry holds
+// (entryKeys) of the exited threads whose entry was not read: the thread
+// may have exited (and its counts moved there, retire_counts) after stats
+// were read.
 func (s *Session) refreshExited(snap *Snapshot) error {
 	stats := s.core.Maps["stats"]
 	for gen, th := range snap.Threads {
@@ -141,11 +159,9 @@ func (s *Session) refreshExited(snap *Snapshot) error {
 		if _, live := snap.live[gen]; live {
 			continue
 		}
-		for i := range len(bpf.AccountingZcPathCounts{}.P) {
+		for _, k := range entryKeys(gen) {
 			var perCPU []bpf.AccountingZcStatVal
-			p := taxonomy.Path(i)
-			k := Key{gen, p, taxonomy.CtxTask}
-			err := stats.Lookup(bpf.AccountingZcStatKey{Gen: gen, Path: uint8(p), Ctx: uint8(taxonomy.CtxTask)}, &perCPU)
+			err := stats.Lookup(bpf.AccountingZcStatKey{Gen: gen, Path: uint8(k.Path), Ctx: uint8(k.Ctx)}, &perCPU)
 			if errors.Is(err, ebpf.ErrKeyNotExist) {
 				continue
 			}

@@ -256,7 +256,7 @@ func (snap *Snapshot) addCPUInFlight(c *bpf.AccountingZcCpu, lookup func(tid uin
 		if ctx == taxonomy.CtxTask {
 			// Charged to the CPU's pend when it ends: counted with
 			// the pend, if the entry read later has not taken it in.
-			snap.taskSpans = append(snap.taskSpans, taskSpan{gen, path, seq, span})
+			snap.taskSpans = append(snap.taskSpans, taskSpan{Key{gen, path, ctx}, seq, span})
 		} else {
 			k := Key{gen, path, ctx}
 			snap.Counters[k] = snap.Counters[k].add(span)
@@ -269,8 +269,9 @@ func (snap *Snapshot) addCPUInFlight(c *bpf.AccountingZcCpu, lookup func(tid uin
 		probe = 0
 	}
 	if probe != 0 || c.ProbeRuns != 0 {
+		// The thread's entry takes it in at switch-out, as the pend.
 		k := Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}
-		snap.Counters[k] = snap.Counters[k].add(Counter{Calls: c.ProbeRuns, NS: probe})
+		snap.taskSpans = append(snap.taskSpans, taskSpan{k, seq, Counter{Calls: c.ProbeRuns, NS: probe}})
 	}
 }
 
