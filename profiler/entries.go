@@ -3,10 +3,12 @@ package profiler
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/zcprof/zcprof/bpf"
+	"github.com/zcprof/zcprof/profiler/procfs"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
@@ -86,6 +88,10 @@ type taskSpan struct {
 	key Key
 	seq uint64
 	c   Counter
+	tid uint32
+	// stopped: the thread was not running when its state was read after
+	// the CPUs (markStopped), though its CPU still showed it current.
+	stopped bool
 }
 
 // addPend adds what each CPU held for its running target (zc_cpu.pend)
@@ -103,10 +109,46 @@ func (snap *Snapshot) addPend(cpus []bpf.AccountingZcCpu) {
 		}
 	}
 	for _, sp := range snap.taskSpans {
-		if e, ok := snap.live[sp.key.Gen]; ok && e.Seq == sp.seq {
-			snap.Counters[sp.key] = snap.Counters[sp.key].add(sp.c)
+		e, ok := snap.live[sp.key.Gen]
+		if !ok || e.Seq != sp.seq {
+			continue
+		}
+		k := sp.key
+		if sp.stopped && k.Ctx == taxonomy.CtxTask {
+			// Its switch-out was not reported (its entry would have
+			// moved on): the span is not its own for certain. The
+			// CPU's next event finds another task running and
+			// charges the window as switch-uncertain (missed_switch).
+			k.Ctx = taxonomy.CtxSwitchUncertain
+		}
+		snap.Counters[k] = snap.Counters[k].add(sp.c)
+	}
+}
+
+// markStopped notes the open task-context spans whose thread was not
+// running when read (running: /proc's state), between the CPUs' read and
+// the entries'. On kernels that skip some sched_switch events (seen on PVM
+// guests, docs/known-issues.md), a CPU that went idle after an unreported
+// switch-out still shows the thread current until its next event, which
+// on an idle CPU may be far off: counted as the thread's, that idle time
+// was milliseconds of on-CPU time schedstat never billed.
+func (snap *Snapshot) markStopped(running func(tid uint32) bool) {
+	for i := range snap.taskSpans {
+		sp := &snap.taskSpans[i]
+		if sp.key.Ctx == taxonomy.CtxTask && !running(sp.tid) {
+			sp.stopped = true
 		}
 	}
+}
+
+// threadRunning: /proc says the thread is running or runnable ('R'). A
+// thread that is gone is not; a read that fails otherwise changes nothing.
+func threadRunning(tid uint32) bool {
+	st, err := procfs.ReadTaskStat(int(tid), int(tid))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return err != nil || st.State == 'R'
 }
 
 // addEntries adds the live entries' counters.

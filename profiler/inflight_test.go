@@ -1,7 +1,10 @@
 package profiler
 
 import (
+	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
@@ -99,5 +102,59 @@ func TestInFlightSpanOnceWithTheEntry(t *testing.T) {
 				t.Errorf("user %d ns, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// A CPU that still shows a target current after an unreported switch-out
+// (its entry unchanged, the thread not running when read) holds a span
+// that is not the target's for certain: switch-uncertain, not its user
+// time. Its pend was counted before the switch and stays its own.
+func TestInFlightSpanOfAStoppedThreadIsUncertain(t *testing.T) {
+	const gen = 7
+	c := bpf.AccountingZcCpu{LastTs: 9_000, Tid: 42, Gen: gen, Resolved: 1, Path: uint8(taxonomy.PathUser), PendSeq: 6}
+	c.Pend.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 500}
+	user := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
+	uncertain := Key{gen, taxonomy.PathUser, taxonomy.CtxSwitchUncertain}
+	for _, tc := range []struct {
+		name                string
+		running             bool
+		wantUser, wantUncer uint64
+	}{
+		{"running", true, 2_000 + 500 + 1_000, 0},
+		{"not running", false, 2_000 + 500, 1_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
+			s.addCPUInFlight(&c, func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false })
+			var asked []uint32
+			s.markStopped(func(tid uint32) bool { asked = append(asked, tid); return tc.running })
+			if len(asked) != 1 || asked[0] != 42 {
+				t.Fatalf("asked about threads %v, want [42]", asked)
+			}
+			e := bpf.AccountingZcThread{Gen: gen, Seq: 6}
+			e.Task.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 2_000}
+			s.live = map[uint32]bpf.AccountingZcThread{gen: e}
+			s.addPend([]bpf.AccountingZcCpu{c})
+			s.addEntries()
+			if got := s.Counters[user].NS; got != tc.wantUser {
+				t.Errorf("user %d ns, want %d", got, tc.wantUser)
+			}
+			if got := s.Counters[uncertain].NS; got != tc.wantUncer {
+				t.Errorf("switch-uncertain %d ns, want %d", got, tc.wantUncer)
+			}
+		})
+	}
+}
+
+// threadRunning reads /proc: this test's own thread runs, a thread that
+// is gone does not.
+func TestThreadRunning(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if !threadRunning(uint32(unix.Gettid())) {
+		t.Error("the calling thread is not running by /proc")
+	}
+	if threadRunning(1 << 30) {
+		t.Error("a tid that does not exist is running by /proc")
 	}
 }

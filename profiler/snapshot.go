@@ -135,6 +135,7 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	snap.markStopped(threadRunning)
 	if err := s.readEntries(snap); err != nil {
 		return nil, err
 	}
@@ -256,7 +257,7 @@ func (snap *Snapshot) addCPUInFlight(c *bpf.AccountingZcCpu, lookup func(tid uin
 		if ctx == taxonomy.CtxTask {
 			// Charged to the CPU's pend when it ends: counted with
 			// the pend, if the entry read later has not taken it in.
-			snap.taskSpans = append(snap.taskSpans, taskSpan{Key{gen, path, ctx}, seq, span})
+			snap.taskSpans = append(snap.taskSpans, taskSpan{key: Key{gen, path, ctx}, seq: seq, c: span, tid: c.Tid})
 		} else {
 			k := Key{gen, path, ctx}
 			snap.Counters[k] = snap.Counters[k].add(span)
@@ -271,7 +272,7 @@ func (snap *Snapshot) addCPUInFlight(c *bpf.AccountingZcCpu, lookup func(tid uin
 	if probe != 0 || c.ProbeRuns != 0 {
 		// The thread's entry takes it in at switch-out, as the pend.
 		k := Key{gen, taxonomy.ProbePath, taxonomy.CtxProbe}
-		snap.taskSpans = append(snap.taskSpans, taskSpan{k, seq, Counter{Calls: c.ProbeRuns, NS: probe}})
+		snap.taskSpans = append(snap.taskSpans, taskSpan{key: k, seq: seq, c: Counter{Calls: c.ProbeRuns, NS: probe}, tid: c.Tid})
 	}
 }
 
