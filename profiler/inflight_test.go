@@ -73,14 +73,40 @@ func TestInFlightLooksUpASwitchedInThread(t *testing.T) {
 	}
 }
 
+// userSpanSnapshot is a snapshot of a CPU that runs thread 42 (gen 7) in
+// user space, with 500 ns in its pend and a 1,000 ns span open, taken with
+// the thread running or not by /proc (running), and its entry read after
+// the CPUs with entrySeq and entryNS of user time. The CPU's pend_seq is 6:
+// another entrySeq means the thread was switched out in between.
+func userSpanSnapshot(t *testing.T, entrySeq, entryNS uint64, running bool) *Snapshot {
+	t.Helper()
+	const gen = 7
+	c := bpf.AccountingZcCpu{LastTs: 9_000, Tid: 42, Gen: gen, Resolved: 1, Path: uint8(taxonomy.PathUser), PendSeq: 6}
+	c.Pend.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 500}
+	s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
+	s.addCPUInFlight(&c, func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false })
+	var asked []uint32
+	s.markStopped(func(tid uint32) bool { asked = append(asked, tid); return running })
+	if len(asked) != 1 || asked[0] != 42 {
+		t.Fatalf("asked about threads %v, want [42]", asked)
+	}
+	e := bpf.AccountingZcThread{Gen: gen, Seq: entrySeq}
+	e.Task.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: entryNS}
+	s.live = map[uint32]bpf.AccountingZcThread{gen: e}
+	s.addPend([]bpf.AccountingZcCpu{c})
+	s.addEntries()
+	return s
+}
+
+var (
+	spanUser      = Key{7, taxonomy.PathUser, taxonomy.CtxTask}
+	spanUncertain = Key{7, taxonomy.PathUser, taxonomy.CtxSwitchUncertain}
+)
+
 // A task-context span open when the CPUs were read is charged to the
 // CPU's pend at the next event; if the thread was switched out before its
 // entry was read, the entry has it (and the pend): counted there, once.
 func TestInFlightSpanOnceWithTheEntry(t *testing.T) {
-	const gen = 7
-	c := bpf.AccountingZcCpu{LastTs: 9_000, Tid: 42, Gen: gen, Resolved: 1, Path: uint8(taxonomy.PathUser), PendSeq: 6}
-	c.Pend.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 500}
-	user := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
 	for _, tc := range []struct {
 		name     string
 		entrySeq uint64
@@ -91,14 +117,8 @@ func TestInFlightSpanOnceWithTheEntry(t *testing.T) {
 		{"switched out since", 8, 2_000 + 500 + 1_000 + 300, 2_000 + 500 + 1_000 + 300},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
-			s.addCPUInFlight(&c, func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false })
-			e := bpf.AccountingZcThread{Gen: gen, Seq: tc.entrySeq}
-			e.Task.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: tc.entryNS}
-			s.live = map[uint32]bpf.AccountingZcThread{gen: e}
-			s.addPend([]bpf.AccountingZcCpu{c})
-			s.addEntries()
-			if got := s.Counters[user].NS; got != tc.want {
+			s := userSpanSnapshot(t, tc.entrySeq, tc.entryNS, true)
+			if got := s.Counters[spanUser].NS; got != tc.want {
 				t.Errorf("user %d ns, want %d", got, tc.want)
 			}
 		})
@@ -110,11 +130,6 @@ func TestInFlightSpanOnceWithTheEntry(t *testing.T) {
 // that is not the target's for certain: switch-uncertain, not its user
 // time. Its pend was counted before the switch and stays its own.
 func TestInFlightSpanOfAStoppedThreadIsUncertain(t *testing.T) {
-	const gen = 7
-	c := bpf.AccountingZcCpu{LastTs: 9_000, Tid: 42, Gen: gen, Resolved: 1, Path: uint8(taxonomy.PathUser), PendSeq: 6}
-	c.Pend.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 500}
-	user := Key{gen, taxonomy.PathUser, taxonomy.CtxTask}
-	uncertain := Key{gen, taxonomy.PathUser, taxonomy.CtxSwitchUncertain}
 	for _, tc := range []struct {
 		name                string
 		running             bool
@@ -124,22 +139,11 @@ func TestInFlightSpanOfAStoppedThreadIsUncertain(t *testing.T) {
 		{"not running", false, 2_000 + 500, 1_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Snapshot{MonoNS: 10_000, Counters: map[Key]Counter{}}
-			s.addCPUInFlight(&c, func(uint32) (bpf.AccountingZcThread, bool) { return bpf.AccountingZcThread{}, false })
-			var asked []uint32
-			s.markStopped(func(tid uint32) bool { asked = append(asked, tid); return tc.running })
-			if len(asked) != 1 || asked[0] != 42 {
-				t.Fatalf("asked about threads %v, want [42]", asked)
-			}
-			e := bpf.AccountingZcThread{Gen: gen, Seq: 6}
-			e.Task.P[taxonomy.PathUser] = bpf.AccountingZcStatVal{Ns: 2_000}
-			s.live = map[uint32]bpf.AccountingZcThread{gen: e}
-			s.addPend([]bpf.AccountingZcCpu{c})
-			s.addEntries()
-			if got := s.Counters[user].NS; got != tc.wantUser {
+			s := userSpanSnapshot(t, 6, 2_000, tc.running)
+			if got := s.Counters[spanUser].NS; got != tc.wantUser {
 				t.Errorf("user %d ns, want %d", got, tc.wantUser)
 			}
-			if got := s.Counters[uncertain].NS; got != tc.wantUncer {
+			if got := s.Counters[spanUncertain].NS; got != tc.wantUncer {
 				t.Errorf("switch-uncertain %d ns, want %d", got, tc.wantUncer)
 			}
 		})
