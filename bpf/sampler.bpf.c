@@ -14,6 +14,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "common.h"
 #include "sampler.h"
 
@@ -112,38 +113,43 @@ static __always_inline void add_sample(void *map, const void *key)
 	}
 }
 
-/* 6.2+; before it no sample is counted early. */
-extern void *bpf_cast_to_kern_ctx(void *) __ksym __weak;
+/* due_of: the expiry of the cpu-clock hrtimer that called us. The ctx a
+ * perf_event program gets is really the kernel's bpf_perf_event_data_kern,
+ * whose event the verifier lets no field access reach: read it through
+ * the ctx's address (root may pass a pointer to a helper). */
+static __always_inline __u64 due_of(struct bpf_perf_event_data *ctx)
+{
+	struct bpf_perf_event_data_kern *kctx = (void *)ctx;
+	struct perf_event *ev = BPF_CORE_READ(kctx, event);
+
+	return ev ? BPF_CORE_READ(ev, hw.hrtimer.node.expires) : 0;
+}
 
 /* came_early measures how late the cpu-clock hrtimer that called us ran
  * (perf_swevent_hrtimer runs the overflow before it forwards the timer,
- * so the timer still holds the expiry that fired), counts the periods that
- * lateness skipped, updates the CPU's usual lateness and says whether this
- * sample came early (struct zc_timer). The running percentile moves up
- * three steps when above and down one when below, which settles where a
+ * so the timer still holds the expiry that fired: due), counts the periods
+ * that lateness skipped, updates the CPU's usual lateness and says whether
+ * this sample came early (struct zc_timer). The running percentile moves
+ * up three steps when above and down one when below, which settles where a
  * quarter of the values lie above. */
-static __always_inline bool came_early(struct bpf_perf_event_data *ctx)
+static __always_inline bool came_early(struct bpf_perf_event_data *ctx, __u64 due)
 {
-	struct bpf_perf_event_data_kern *kctx;
 	__u32 zero = 0;
 	struct zc_timer *tm;
 	__s64 late;
 	__u64 ref, period;
 
-	if (!bpf_cast_to_kern_ctx)
-		return false;
 	tm = bpf_map_lookup_elem(&timers, &zero);
-	if (!tm)
+	if (!tm || !due)
 		return false;
-	kctx = bpf_cast_to_kern_ctx(ctx);
-	late = (__s64)bpf_ktime_get_ns() - kctx->event->hw.hrtimer.node.expires;
+	late = (__s64)bpf_ktime_get_ns() - due;
 	if (late < 0)
 		return false;
 	/* perf_swevent_hrtimer takes one sample, then forwards the timer past
 	 * now: periods that fell due meanwhile (the vCPU held up by the host,
 	 * interrupts off) give no sample. Count them, so that a sample total
 	 * can be checked against the time it stands for. */
-	period = kctx->event->hw.sample_period;
+	period = ctx->sample_period;
 	if (period && (__u64)late >= period)
 		count_n(ZC_STAT_SKIPPED, (__u64)late / period);
 	ref = tm->ref;
@@ -191,13 +197,24 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	bool user;
 	__u64 ip;
 	__u8 kind, early;
+	__u64 due = due_of(ctx);
 	long n;
 
 	count_stat(ZC_STAT_SAMPLES);
-	early = came_early(ctx);
+	early = came_early(ctx, due);
 	c = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!c)
 		return 0;
+	/* A sample due before the running task was switched in stands for
+	 * time it did not run: the timer interrupt waited (interrupts off
+	 * through the switch, or a vCPU the host held up) and came in after
+	 * it. Under qemu's emulation a tenth of a thread's samples did, at
+	 * the switch or deep in its next copy, and a sender that slept often
+	 * came out with 26% more samples than its time. Set aside. */
+	if (due && c->in_pid == tid && due < c->in_ts) {
+		count_stat(ZC_STAT_CROSSED);
+		return 0;
+	}
 
 	/* Same resolution as the accounting (and as snapshot.go's in-flight
 	 * time): the CPU state is valid for its tid once resolved; a task

@@ -68,8 +68,9 @@ enum zc_sampler_stat {
 	ZC_STAT_DROPPED = 2,     /* samples map full */
 	ZC_STAT_NOSTACK = 3,     /* bpf_get_stack failed in kernel mode */
 	ZC_STAT_UNWOUND = 4,     /* target samples given a full unwind */
-	ZC_STAT_SKIPPED = 5,     /* timer periods that passed without a sample (6.2+) */
-	ZC_NR_STATS = 6,
+	ZC_STAT_SKIPPED = 5,     /* timer periods that passed without a sample */
+	ZC_STAT_CROSSED = 6,     /* samples due before the running task was switched in: set aside */
+	ZC_NR_STATS = 7,
 };
 
 #endif

@@ -148,9 +148,6 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 	if sampleErr != nil {
 		s.unavailable["sample dispatch calibration"] = fmt.Sprintf("probe time leaves out each sample's timer interrupt: %v", sampleErr)
 	}
-	if why := lateUnmeasured(); why != "" {
-		s.unavailable[unavailableLateness] = why
-	}
 	for _, cpu := range cpus {
 		if err := s.attach(cpu); err != nil {
 			s.Close()

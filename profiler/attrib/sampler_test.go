@@ -33,7 +33,6 @@ func sampledEntry(t *testing.T, cfg workload.Config) (snd, rcv report.Process, r
 	// time is really spent; the categories are what is tested here.
 	cfg.Size, cfg.Streams, cfg.Duration = 1<<20, 1, time.Second
 	cfg.Congestion = "cubic"
-	cfg.SenderCPU, cfg.ReceiverCPU = -1, -1
 	run = runSampled(t, cfg, testHz)
 	cats := Estimate(run.iv, run.samples)
 	entry := func(role workload.Role) report.Process {
@@ -133,7 +132,16 @@ func largestCategory(p report.Path) string {
 
 func TestSampledWriteRead(t *testing.T) {
 	requireBPF(t)
-	snd, rcv, run := sampledEntry(t, workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead})
+	// Sender and receiver on CPUs of their own: where they share one, a
+	// wakeup that preempts lets the kernel skip its next rq clock update,
+	// so it bills the rest of the waker's run to the woken thread, and the
+	// exact time follows the kernel's cut while the samples follow who
+	// ran. Unpinned under qemu, a sender that woke its receiver on its own
+	// CPU had 639 ms of samples for 562 ms of exact time and the receiver
+	// as much too little (6.1, 2 runs in 6, samples due before a switch
+	// already set aside; docs/known-issues.md).
+	snd, rcv, run := sampledEntry(t, workload.Config{Method: workload.MethodWrite, RxMethod: workload.RxRead,
+		SenderCPU: 0, ReceiverCPU: 1 % runtime.NumCPU()})
 	// Issue 4: copy.tx is the largest category of tx.write. Samples that
 	// came early are left out (Samples.EarlyLeaves): on our PVM guests they
 	// bunch up where TCP re-arms timers with interrupts off, and with them
@@ -170,22 +178,18 @@ func TestSampledWriteRead(t *testing.T) {
 		per[k.Key.Gen] += n
 		early += n
 	}
-	// Every target sample is a leaf or early, none lost. Collect reads the
+	// Every target sample is a leaf or early, none lost; samples due
+	// before a switch are set aside (Samples.Crossed). Collect reads the
 	// maps and then the counters while the CPUs go on sampling (softirqs of
 	// other tasks are contexts of their own), so a few may fall between:
 	// 16 of 2,858 once under emulation.
 	s := run.samples
-	target := float64(s.Total - s.SystemTask)
+	target := float64(s.Total - s.SystemTask - s.Crossed)
 	if math.Abs(float64(leaves+early)-target) > max(10, target/100) || s.Dropped != 0 {
-		t.Errorf("%d leaves + %d early samples, want the %d target samples (%d in all, %d not of a target, %d dropped)",
-			leaves, early, s.Total-s.SystemTask, s.Total, s.SystemTask, s.Dropped)
+		t.Errorf("%d leaves + %d early samples, want the %d target samples (%d in all, %d not of a target, %d due before a switch, %d dropped)",
+			leaves, early, s.Total-s.SystemTask-s.Crossed, s.Total, s.SystemTask, s.Crossed, s.Dropped)
 	}
-	if why, stated := run.unavailable[unavailableLateness]; stated {
-		t.Logf("sample lateness not measured, as stated: %s", why)
-		if early != 0 {
-			t.Errorf("%d samples set aside as early without a lateness", early)
-		}
-	} else if run.samples.UsualLatenessNS == 0 {
+	if s.UsualLatenessNS == 0 {
 		t.Errorf("no sample lateness measured")
 	}
 	for _, th := range run.iv.Threads {
@@ -203,26 +207,31 @@ func TestSampledWriteRead(t *testing.T) {
 			// Under qemu's emulation the cpu-clock hrtimer fires late, and
 			// perf takes one sample per expiry however many periods have
 			// passed (perf_swevent_hrtimer forwards the timer): 20-60% of
-			// the periods gave a sample there. Never more than the time.
+			// the periods gave a sample there. Never more than the time,
+			// now that a sample due before its task was switched in is
+			// set aside: taken late, it went to whatever ran next, and a
+			// sender that slept often had 699 ms of samples for 566 ms
+			// on CPU (6.12; 1 run in 4 on 6.12 and 6.1 over 10%).
 			lo = 0.10
 		}
 		// The check is that samples go to the thread that ran, not that
 		// the timer delivered them: periods that gave no sample on any
 		// CPU may all have been this thread's. Those are the periods the
-		// timer skipped after running late (Samples.Skipped, 6.2+), and
+		// timer skipped after running late (Samples.Skipped), and
 		// the samples not taken at all against the interval's length on
 		// every CPU: natively one run on this PVM host had a quarter of
 		// its samples missing (4,572 of about 6,000) with 2 ms skipped,
-		// and the receiver sampled at 65% of its exact time (cause open).
-		skipped := float64(s.Skipped) * 1e9 / testHz
+		// and the receiver sampled at 65% of its exact time (cause open);
+		// and the samples set aside as due before a switch.
+		skipped := float64(s.Skipped+s.Crossed) * 1e9 / testHz
 		expected := float64(run.iv.DurationNS) / 1e9 * testHz * float64(runtime.NumCPU())
 		notTaken := max(0, expected-float64(s.Total)) * 1e9 / testHz
 		if sampled < lo*exact-skipped-notTaken || sampled > hi*exact {
-			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (want %.0f%%-%.0f%% of it, less %.0f ms of timer periods skipped and %.0f ms not sampled on any CPU)",
+			t.Errorf("%s: %.0f ms sampled vs %.0f ms exact on CPU (want %.0f%%-%.0f%% of it, less %.0f ms of timer periods skipped or set aside and %.0f ms not sampled on any CPU)",
 				run.roles[th.Info.Gen], sampled/1e6, exact/1e6, 100*lo, 100*hi, skipped/1e6, notTaken/1e6)
 		}
-		t.Logf("%s: %.0f ms sampled vs %.0f ms exact on CPU; timer periods skipped %.0f ms, not sampled %.0f ms (all CPUs)",
-			run.roles[th.Info.Gen], sampled/1e6, exact/1e6, skipped/1e6, notTaken/1e6)
+		t.Logf("%s: %.0f ms sampled vs %.0f ms exact on CPU (schedstat %.0f ms); timer periods skipped %.0f ms, not sampled %.0f ms, %d samples due before a switch set aside (all CPUs)",
+			run.roles[th.Info.Gen], sampled/1e6, exact/1e6, float64(th.Runtime)/1e6, skipped/1e6, notTaken/1e6, s.Crossed)
 	}
 }
 
@@ -230,7 +239,7 @@ func TestSampledSpliceNoSendCopy(t *testing.T) {
 	requireBPF(t)
 	for _, m := range []string{workload.MethodSendfile, workload.MethodSplice} {
 		t.Run(m, func(t *testing.T) {
-			snd, _, _ := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
+			snd, _, _ := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead, SenderCPU: -1, ReceiverCPU: -1})
 			kernel := snd.CPU.KernelNS + snd.CPU.SoftirqNS + snd.CPU.HardirqNS
 			ns, ci := total(snd, CopyTx)
 			if kernel == 0 || float64(ns) >= 0.02*float64(kernel) {
@@ -248,7 +257,7 @@ func TestSampledZerocopyDeferredCopy(t *testing.T) {
 	requireBPF(t)
 	for _, m := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
 		t.Run(m, func(t *testing.T) {
-			snd, _, run := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead})
+			snd, _, run := sampledEntry(t, workload.Config{Method: m, RxMethod: workload.RxRead, SenderCPU: -1, ReceiverCPU: -1})
 			// Loopback forces skb_copy_ubufs in NET_RX (docs/architecture.md):
 			// inside the sender's own send, unless the kernel defers the
 			// softirq to ksoftirqd (6.1 does while ksoftirqd is runnable,

@@ -57,16 +57,18 @@ type Samples struct {
 	EarlyLeaves map[LeafKey]uint64
 	EarlyCounts map[StackKey]uint64
 	// UsualLatenessNS is the CPUs' usual sample lateness (mean of their
-	// running 75th percentiles); 0 where it is not measured (before 6.2).
+	// running 75th percentiles).
 	UsualLatenessNS uint64
 	// Total counts every sample on every CPU; SystemTask the samples of
 	// non-target task context (idle loop, other tasks), which are counted
 	// but not unwound; Dropped the samples lost to a full map; NoStack
 	// kernel samples the unwinder could not walk; Unwound the target
 	// samples given a full unwind; Skipped the timer periods, on any CPU,
-	// that gave no sample because the timer ran a period or more late
-	// (measured from 6.2, else 0).
-	Total, SystemTask, Dropped, NoStack, Unwound, Skipped uint64
+	// that gave no sample because the timer ran a period or more late;
+	// Crossed the samples set aside because they fell due before the
+	// task they interrupted was switched in (the timer interrupt waited
+	// through the switch): they stand for another task's time.
+	Total, SystemTask, Dropped, NoStack, Unwound, Skipped, Crossed uint64
 }
 
 // Backend implements Reading.
@@ -78,7 +80,8 @@ func (a *Samples) Sub(b *Samples) *Samples {
 		return a
 	}
 	out := &Samples{UsualLatenessNS: a.UsualLatenessNS, Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
-		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound, Skipped: a.Skipped - b.Skipped}
+		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound, Skipped: a.Skipped - b.Skipped,
+		Crossed: a.Crossed - b.Crossed}
 	out.Leaves = subCounts(a.Leaves, b.Leaves)
 	out.Counts = subCounts(a.Counts, b.Counts)
 	out.EarlyLeaves = subCounts(a.EarlyLeaves, b.EarlyLeaves)
@@ -192,7 +195,7 @@ func (s *Sampler) Collect() (*Samples, error) {
 		out.UsualLatenessNS = refs / cpus
 	}
 	var perCPU []uint64
-	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound, &out.Skipped} {
+	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound, &out.Skipped, &out.Crossed} {
 		if err := s.coll.Maps["sampler_stats"].Lookup(uint32(i), &perCPU); err != nil {
 			return nil, fmt.Errorf("read sampler stats: %w", err)
 		}
