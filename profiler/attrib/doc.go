@@ -9,8 +9,9 @@
 // perf_event per CPU with bpf/sampler.bpf.c, two-phase: leaves always, a
 // subsample unwound), samples.go (one reading), rules.go and classify.go
 // (stack -> category: the rule table and the interrupt-enable pile-ups),
-// estimate.go (category shares with 95% intervals), early.go and
-// lateness.go (samples a hypervisor delivered early), weighted.go (stacks
+// estimate.go (category shares with 95% intervals), early.go (samples a
+// hypervisor delivered early; bpf/sampler.bpf.c also sets aside samples
+// due before their task was switched in), weighted.go (stacks
 // weighted by exact time, for pprof/folded/HTML), fill.go (categories into
 // processes and the system row), pmu.go (whether a hardware PMU answers).
 package attrib
