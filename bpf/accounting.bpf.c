@@ -304,6 +304,7 @@ static __always_inline struct zc_thread *create_thread(struct task_struct *task,
 		path = PATH_OTHER;
 	gen = __sync_fetch_and_add(&next_gen, 1);
 	info.start_ns = BPF_CORE_READ(task, start_time);
+	info.leader_start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	info.task = (__u64)task;
 	info.first_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
 	bpf_get_current_comm(&info.comm, sizeof(info.comm));

@@ -160,6 +160,9 @@ struct zc_thread_info {
 	/* The task, as an identity (0 when registered from user space): a pid
 	 * can change under a live task (a non-leader exec), its address not. */
 	__u64 task;
+	/* The process, as an identity: its leader's start_time (a pid is
+	 * reused once every thread of its process is gone, a start never). */
+	__u64 leader_start_ns;
 };
 
 /* A handler's own run time where it is not read from the clock: after

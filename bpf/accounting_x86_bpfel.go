@@ -121,6 +121,7 @@ type AccountingZcThreadInfo struct {
 	Exited         uint32
 	Pad            uint32
 	Task           uint64
+	LeaderStartNs  uint64
 }
 
 type AccountingZcbKey struct {

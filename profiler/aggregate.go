@@ -125,16 +125,41 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 	return cpu, paths
 }
 
-// Processes groups an interval's threads by process.
+// Processes groups an interval's threads by process: by pid and leader
+// start, as a pid is reused (a thread whose process start is unknown, one
+// registered from user space, goes with its pid's earliest process, the
+// one that ran when it was registered); each fold row of exited threads
+// (retire.go) is an entry of its own.
 func Processes(iv Interval, withThreads bool) []report.Process {
-	byPid := map[int][]ThreadDelta{}
+	type process struct {
+		tgid  int
+		start uint64
+		fold  uint32
+	}
+	earliest := map[int]uint64{}
 	for _, th := range iv.Threads {
-		byPid[th.Info.TGID] = append(byPid[th.Info.TGID], th)
+		if s := th.Info.ProcStartNS; s != 0 && (earliest[th.Info.TGID] == 0 || s < earliest[th.Info.TGID]) {
+			earliest[th.Info.TGID] = s
+		}
+	}
+	byProcess := map[process][]ThreadDelta{}
+	for _, th := range iv.Threads {
+		p := process{tgid: th.Info.TGID, start: th.Info.ProcStartNS}
+		switch {
+		case th.Info.TGID == 0 && th.Info.Gen >= retiredGenBase: // a fold row
+			p = process{fold: th.Info.Gen}
+		case p.start == 0:
+			p.start = earliest[p.tgid]
+		}
+		byProcess[p] = append(byProcess[p], th)
 	}
 	var out []report.Process
-	for pid, threads := range byPid {
-		p := ProcessEntry(pid, threads, withThreads)
-		out = append(out, p)
+	for p, threads := range byProcess {
+		e := ProcessEntry(p.tgid, threads, withThreads)
+		if p.fold != 0 {
+			e.ExitedProcesses = threads[0].Info.Processes
+		}
+		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].CPU.OnCPUNS != out[j].CPU.OnCPUNS {
@@ -149,6 +174,9 @@ func Processes(iv Interval, withThreads bool) []report.Process {
 func ProcessEntry(pid int, threads []ThreadDelta, withThreads bool) report.Process {
 	cpu, paths := Sum(threads).Entry()
 	p := report.Process{PID: pid, Comm: processComm(pid, threads), CPU: cpu, Paths: paths}
+	for _, th := range threads {
+		p.Gens = append(p.Gens, th.Info.Gen)
+	}
 	p.Zerocopy = ZerocopyFor(threads)
 	byteclass.Annotate(p.Paths, byteClassesOf(threads))
 	if withThreads {

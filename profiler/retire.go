@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/byteclass"
@@ -12,10 +13,18 @@ import (
 // thread_infos leaves a thread nameless): a thread whose exit one snapshot
 // saw is retired by the next (one interval later, so that counts waiting
 // in a CPU's spill slots have been flushed), its final figures folded
-// into one row per process, kept in Go. The row is a generation of its
-// own (retiredGenBase and up, far above what BPF hands out), with the
-// process id as its tid, so Delta takes it like a thread and needs to know
-// only where a vanished generation went (Snapshot.Retired).
+// into a row kept in Go. The row is a generation of its own
+// (retiredGenBase and up, far above what BPF hands out), and every
+// retired thread's row is in Snapshot.retiredGens, so Delta takes a row
+// like a thread and needs to know only where a vanished generation went.
+//
+// A row is one exited process (its pid and its leader's start: a pid is
+// reused once all its threads are gone), while there are fewer than
+// maxRows of them, when the thread used heavyNS or more, or when its
+// process lives on (a server whose threads come and go). Past that the
+// exited threads are summed by name (a fold row, ThreadInfo.Processes), so
+// that memory stays bounded however long the run and however many
+// processes come and go: an hour of 100 spawns a second is 360,000 of them.
 //
 // Snapshots share the rows: a row a snapshot holds is never changed, and
 // retire() grows a copy instead. A row that did not change between two
@@ -24,24 +33,43 @@ import (
 // allocations (423 MB of 867 MB over 90 s, 18,000 processes).
 const retiredGenBase = 0xC0000000
 
-// retiredRow is the exited threads of one process, summed; immutable once
-// a snapshot holds it.
+const (
+	// maxRetiredRows: exited processes kept one per row before light
+	// ones are summed by name.
+	maxRetiredRows = 4096
+	// heavyRetiredNS: a thread that ran this long keeps its process a
+	// row of its own past maxRetiredRows.
+	heavyRetiredNS = 100_000_000
+)
+
+// retiredRow is the exited threads of one process (or of one name, a fold
+// row), summed; immutable once a snapshot holds it.
 type retiredRow struct {
 	info     ThreadInfo
 	counters map[PathCtx]Counter
 	bytes    map[byteclass.PathClass]byteclass.Count
 	clock    Clock // runtime since each thread's baseline (retireBaseline)
+	fold     bool  // exited threads of one name (folds), not one process
 }
 
 // grown is a copy of row that retire() may add to.
 func (row *retiredRow) grown() *retiredRow {
-	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock}
+	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock, fold: row.fold}
+}
+
+// procKey is a process: its pid and its leader's start.
+type procKey struct {
+	tgid  int
+	start uint64
 }
 
 type retirement struct {
-	originNS uint64              // the session's first snapshot
-	pending  map[uint32]bool     // generations seen exited by the last snapshot
-	rows     map[int]*retiredRow // by tgid
+	originNS uint64                  // the session's first snapshot
+	pending  map[uint32]bool         // generations seen exited by the last snapshot
+	rows     map[procKey]*retiredRow // exited processes
+	folds    map[string]*retiredRow  // exited threads past maxRows, by name
+	gens     genIndex                // every retired generation's row
+	maxRows  int                     // maxRetiredRows; tests set fewer
 	nextGen  uint32
 }
 
@@ -60,28 +88,66 @@ func (r *retirement) addRetired(snap *Snapshot) {
 		r.originNS = snap.MonoNS
 	}
 	snap.OriginNS = r.originNS
-	snap.Retired = make(map[int]uint32, len(r.rows))
-	snap.retiredRows = make(map[uint32]*retiredRow, len(r.rows))
-	for tgid, row := range r.rows {
-		snap.Retired[tgid] = row.info.Gen
+	snap.retiredGens = r.gens
+	snap.retiredRows = make(map[uint32]*retiredRow, len(r.rows)+len(r.folds))
+	for _, row := range r.rows {
+		snap.retiredRows[row.info.Gen] = row
+	}
+	for _, row := range r.folds {
 		snap.retiredRows[row.info.Gen] = row
 	}
 }
 
-// retire folds the generations the previous snapshot saw exited (and snap
-// read again, final) into their process's row and deletes their map
-// entries. snap itself is left as read: the rows grow from the next
-// snapshot on.
+// retired is what one retire call took out of the maps.
+type retired struct {
+	infos    []uint32 // thread_infos entries
+	counters []Key
+	bytes    []byteclass.Key
+}
+
+// retire takes the generations the previous snapshot saw exited (and snap
+// read again, final) into their rows and deletes their map entries. snap
+// itself is left as read: the rows grow from the next snapshot on.
 func (s *Session) retire(snap *Snapshot) {
-	r := &s.retired
-	if r.rows == nil {
-		r.rows = map[int]*retiredRow{}
-		r.nextGen = retiredGenBase
+	gone := s.retired.take(snap)
+	for _, gen := range gone.infos {
+		_ = s.core.Maps["thread_infos"].Delete(gen)
 	}
+	stats := s.core.Maps["stats"]
+	for _, k := range gone.counters {
+		_ = stats.Delete(bpf.AccountingZcStatKey{Gen: k.Gen, Path: uint8(k.Path), Ctx: uint8(k.Ctx)})
+	}
+	for _, k := range gone.bytes {
+		s.bytes.Forget(k)
+	}
+}
+
+// take moves into rows what the threads to retire hold in snap, and says
+// which map entries to delete.
+func (r *retirement) take(snap *Snapshot) retired {
+	if r.rows == nil {
+		r.rows = map[procKey]*retiredRow{}
+		r.folds = map[string]*retiredRow{}
+		r.nextGen = retiredGenBase
+		if r.maxRows == 0 {
+			r.maxRows = maxRetiredRows
+		}
+	}
+	var out retired
 	done := map[uint32]*retiredRow{}
 	next := map[uint32]bool{}
-	grown := map[int]bool{} // rows copied by this call, free to change
-	for gen, th := range snap.Threads {
+	grown := map[*retiredRow]bool{} // rows made or copied by this call, free to change
+	var pairs []genRow
+	alive := map[procKey]bool{} // processes with a thread still running
+	for _, th := range snap.Threads {
+		if !th.Exited {
+			alive[procKey{th.TGID, th.ProcStartNS}] = true
+		}
+	}
+	// In generation order, so that which processes keep rows of their own
+	// does not depend on map order.
+	for _, gen := range slices.Sorted(maps.Keys(snap.Threads)) {
+		th := snap.Threads[gen]
 		if !th.Exited || gen >= retiredGenBase || th.StartNS == 0 {
 			continue
 		}
@@ -89,37 +155,34 @@ func (s *Session) retire(snap *Snapshot) {
 			next[gen] = true
 			continue
 		}
-		row := r.rows[th.TGID]
-		if row == nil {
-			row = &retiredRow{
-				info:     ThreadInfo{Gen: r.nextGen, TID: th.TGID, TGID: th.TGID, Comm: th.Comm, StartNS: snap.MonoNS, Exited: true},
-				counters: map[PathCtx]Counter{},
-				bytes:    map[byteclass.PathClass]byteclass.Count{},
-			}
-			r.nextGen++
-			r.rows[th.TGID] = row
-			grown[th.TGID] = true
-		} else if !grown[th.TGID] {
-			row = row.grown() // the last snapshot holds row as it was
-			r.rows[th.TGID] = row
-			grown[th.TGID] = true
-		}
-		if th.TID == th.TGID || row.info.Comm == "" {
-			row.info.Comm = th.Comm
-		}
 		base := retireBaseline(r.originNS, th)
 		c := snap.Clocks[gen]
+		row, fresh := r.rowFor(th, c.RuntimeNS-base.RuntimeNS >= heavyRetiredNS || alive[procKey{th.TGID, th.ProcStartNS}], snap.MonoNS)
+		switch {
+		case fresh || grown[row]:
+		default:
+			row = row.grown() // the last snapshot holds row as it was
+			r.replace(row)
+		}
+		grown[row] = true
+		switch {
+		case row.fold && th.TID == th.TGID:
+			row.info.Processes++
+		case !row.fold && (th.TID == th.TGID || row.info.Comm == ""):
+			row.info.Comm = th.Comm
+		}
 		row.clock.RuntimeNS += c.RuntimeNS - base.RuntimeNS
 		row.clock.UtimeNS += sat(c.UtimeNS, base.UtimeNS)
 		row.clock.StimeNS += sat(c.StimeNS, base.StimeNS)
 		done[gen] = row
-		_ = s.core.Maps["thread_infos"].Delete(gen)
+		pairs = append(pairs, genRow{gen, row.info.Gen})
+		out.infos = append(out.infos, gen)
 	}
 	r.pending = next
+	r.gens = r.gens.with(pairs)
 	if len(done) == 0 {
-		return
+		return out
 	}
-	stats := s.core.Maps["stats"]
 	for k, c := range snap.Counters {
 		row := done[k.Gen]
 		if row == nil {
@@ -127,7 +190,7 @@ func (s *Session) retire(snap *Snapshot) {
 		}
 		pc := PathCtx{k.Path, k.Ctx}
 		row.counters[pc] = row.counters[pc].add(c)
-		_ = stats.Delete(bpf.AccountingZcStatKey{Gen: k.Gen, Path: uint8(k.Path), Ctx: uint8(k.Ctx)})
+		out.counters = append(out.counters, k)
 	}
 	for k, c := range snap.ByteClasses {
 		row := done[k.Gen]
@@ -136,12 +199,52 @@ func (s *Session) retire(snap *Snapshot) {
 		}
 		pc := byteclass.PathClass{Path: k.Path, Class: k.Class}
 		row.bytes[pc] = row.bytes[pc].Add(c)
-		s.bytes.Forget(k)
+		out.bytes = append(out.bytes, k)
 	}
+	return out
+}
+
+// rowFor is the row an exiting thread's figures go to, made (fresh) if
+// needed: its process's, else (past maxRows, a light thread of a process
+// that has no row and no thread left) its name's fold row. own: the
+// thread ran heavyRetiredNS or more, or its process lives on, so a
+// row of its own even past maxRows.
+func (r *retirement) rowFor(th ThreadInfo, own bool, nowNS uint64) (row *retiredRow, fresh bool) {
+	p := procKey{th.TGID, th.ProcStartNS}
+	if row := r.rows[p]; row != nil {
+		return row, false
+	}
+	if len(r.rows) < r.maxRows || own {
+		row := r.newRow(ThreadInfo{TID: th.TGID, TGID: th.TGID, ProcStartNS: th.ProcStartNS, Comm: th.Comm, StartNS: nowNS, Exited: true})
+		r.rows[p] = row
+		return row, true
+	}
+	if row := r.folds[th.Comm]; row != nil {
+		return row, false
+	}
+	row = r.newRow(ThreadInfo{Comm: th.Comm, StartNS: nowNS, Exited: true})
+	row.fold = true // Processes counts its leaders as they come (take)
+	r.folds[th.Comm] = row
+	return row, true
+}
+
+func (r *retirement) newRow(info ThreadInfo) *retiredRow {
+	info.Gen = r.nextGen
+	r.nextGen++
+	return &retiredRow{info: info, counters: map[PathCtx]Counter{}, bytes: map[byteclass.PathClass]byteclass.Count{}}
+}
+
+// replace puts a grown copy where its row was (rows or folds).
+func (r *retirement) replace(g *retiredRow) {
+	if g.fold {
+		r.folds[g.info.Comm] = g
+		return
+	}
+	r.rows[procKey{g.info.TGID, g.info.ProcStartNS}] = g
 }
 
 // retiredTo is the generation a key of gen counts under in cur: its
-// process's retired row when cur no longer has the thread.
+// row when cur no longer has the thread.
 func retiredTo(prev, cur *Snapshot, gen uint32) (uint32, bool) {
 	if gen == 0 {
 		return gen, false
@@ -149,12 +252,10 @@ func retiredTo(prev, cur *Snapshot, gen uint32) (uint32, bool) {
 	if _, ok := cur.info(gen); ok {
 		return gen, false
 	}
-	info, ok := prev.Threads[gen]
-	if !ok {
+	if _, ok := prev.Threads[gen]; !ok {
 		return gen, false
 	}
-	row, ok := cur.Retired[info.TGID]
-	return row, ok
+	return cur.retiredGens.row(gen)
 }
 
 // retiredSincePrev is, per retired row of cur, what its threads retired

@@ -32,15 +32,15 @@ func TestDeltaOfSharedRetiredRows(t *testing.T) {
 		Counters:    map[Key]Counter{{5, write.Path, write.Ctx}: {Calls: 1, NS: 5 * ms, Bytes: 10}},
 		Threads:     map[uint32]ThreadInfo{5: live},
 		Clocks:      map[uint32]Clock{5: {RuntimeNS: 20 * ms}},
-		Retired:     map[int]uint32{100: row},
 		retiredRows: map[uint32]*retiredRow{row: r1}}
 	r2 := r1.grown()
 	r2.counters[write] = r2.counters[write].add(Counter{Calls: 3, NS: 12 * ms, Bytes: 30})
 	r2.clock.RuntimeNS += 50 * ms // since its baseline: born after the origin
+	gens := genIndex{}.with([]genRow{{5, row}})
 	b := &Snapshot{MonoNS: 2000 * ms, OriginNS: 100 * ms, Counters: map[Key]Counter{}, Threads: map[uint32]ThreadInfo{}, Clocks: map[uint32]Clock{},
-		Retired: map[int]uint32{100: row}, retiredRows: map[uint32]*retiredRow{row: r2}}
+		retiredGens: gens, retiredRows: map[uint32]*retiredRow{row: r2}}
 	c := &Snapshot{MonoNS: 3000 * ms, OriginNS: 100 * ms, Counters: map[Key]Counter{}, Threads: map[uint32]ThreadInfo{}, Clocks: map[uint32]Clock{},
-		Retired: map[int]uint32{100: row}, retiredRows: map[uint32]*retiredRow{row: r2}}
+		retiredGens: gens, retiredRows: map[uint32]*retiredRow{row: r2}}
 
 	if got := r1.counters[write]; got.NS != 40*ms {
 		t.Fatalf("growing a copy changed the shared row: %+v", got)
@@ -207,9 +207,13 @@ func TestRetiredRowGrowsByCopy(t *testing.T) {
 	}
 	writer()
 	first := snap()
-	rowGen = first.Retired[child]
+	for gen, row := range first.retiredRows {
+		if row.info.TGID == child {
+			rowGen = gen
+		}
+	}
 	if rowGen == 0 {
-		t.Fatalf("no retired row for process %d after its first writer exited: %v", child, first.Retired)
+		t.Fatalf("no retired row for process %d after its first writer exited", child)
 	}
 	was := *first.retiredRows[rowGen].grown()
 	prev := first
@@ -229,5 +233,111 @@ func TestRetiredRowGrowsByCopy(t *testing.T) {
 	}
 	if got := writeOf(first, prev); got.Calls != 3*exitingWrites {
 		t.Errorf("first to last snapshot: %d tx.write calls in the row, want %d", got.Calls, 3*exitingWrites)
+	}
+}
+
+// Exited processes keep rows of their own by pid and leader start (a pid
+// reused is another process); past the cap a light one is summed into its
+// name's fold row and a heavy one still gets a row; and every thread is
+// counted once, in the interval it ran in.
+func TestRetireByProcessAndFold(t *testing.T) {
+	const ms = uint64(1e6)
+	write := PathCtx{taxonomy.PathTxWrite, taxonomy.CtxTask}
+	type thread struct {
+		gen        uint32
+		tgid       int
+		start      uint64
+		comm       string
+		ran, calls uint64
+	}
+	threads := []thread{
+		{1, 100, 1100 * ms, "a", 10 * ms, 1},
+		{2, 100, 1600 * ms, "b", 20 * ms, 2}, // pid 100 again: another process
+		{3, 200, 1200 * ms, "c", 5 * ms, 3},
+		{4, 300, 1300 * ms, "c", 6 * ms, 4},
+		{5, 400, 1400 * ms, "c", heavyRetiredNS, 5},
+		{6, 500, 1500 * ms, "c", 7 * ms, 6}, // its process lives on (gen 7)
+	}
+	server := ThreadInfo{Gen: 7, TID: 500, TGID: 500, Comm: "c", StartNS: 1500 * ms, ProcStartNS: 1500 * ms}
+	exited := func(mono uint64) *Snapshot {
+		s := &Snapshot{MonoNS: mono, Counters: map[Key]Counter{}, Threads: map[uint32]ThreadInfo{}, Clocks: map[uint32]Clock{}}
+		s.Threads[server.Gen] = server
+		for _, th := range threads {
+			tid := th.tgid
+			if th.gen == 6 {
+				tid = 501 // not the leader: that is the live gen 7
+			}
+			s.Threads[th.gen] = ThreadInfo{Gen: th.gen, TID: tid, TGID: th.tgid, Comm: th.comm, StartNS: th.start, ProcStartNS: th.start, Exited: true}
+			s.Counters[Key{th.gen, write.Path, write.Ctx}] = Counter{Calls: th.calls, NS: th.ran}
+			s.Clocks[th.gen] = Clock{RuntimeNS: th.ran}
+		}
+		return s
+	}
+	empty := func(mono uint64) *Snapshot {
+		return &Snapshot{MonoNS: mono, Counters: map[Key]Counter{}, Threads: map[uint32]ThreadInfo{server.Gen: server}, Clocks: map[uint32]Clock{}}
+	}
+	r := retirement{maxRows: 2}
+	var snaps []*Snapshot
+	for i, s := range []*Snapshot{empty(1000 * ms), exited(2000 * ms), exited(3000 * ms), empty(4000 * ms)} {
+		r.addRetired(s) // as Session.Snapshot does
+		gone := r.take(s)
+		if i == 2 && len(gone.infos) != len(threads) {
+			t.Fatalf("retired %d threads when seen exited twice, want %d", len(gone.infos), len(threads))
+		}
+		snaps = append(snaps, s)
+	}
+	type entry struct {
+		pid, exited int
+		comm        string
+		ns          uint64
+	}
+	entries := func(a, b *Snapshot) map[entry]bool {
+		out := map[entry]bool{}
+		for _, p := range Processes(Delta(a, b), false) {
+			if p.CPU.OnCPUNS != 0 || p.CPU.SchedstatNS != 0 { // a row whose threads' counts it took in shows, at 0
+				out[entry{p.PID, p.ExitedProcesses, p.Comm, p.CPU.OnCPUNS}] = true
+			}
+		}
+		return out
+	}
+	want := map[entry]bool{
+		{100, 0, "a", 10 * ms}:        true,
+		{100, 0, "b", 20 * ms}:        true,
+		{400, 0, "c", heavyRetiredNS}: true, // heavy: a row past the cap
+		{500, 0, "c", 7 * ms}:         true, // its process lives on: its row, past the cap
+		{0, 2, "c", 11 * ms}:          true, // 200 and 300, summed by name
+	}
+	if got := entries(snaps[0], snaps[3]); !maps.Equal(got, want) {
+		t.Errorf("whole run: %v, want %v", got, want)
+	}
+	// Between the snapshot that read the threads last and the one with
+	// their rows nothing happened; before it, all of it.
+	if got := entries(snaps[2], snaps[3]); len(got) != 0 {
+		t.Errorf("after the threads' last reading: %v, want nothing", got)
+	}
+	if got := entries(snaps[0], snaps[2]); len(got) != len(threads) {
+		t.Errorf("up to their last reading: %v, want the %d threads", got, len(threads))
+	}
+}
+
+// The index of retired generations: what a snapshot was handed stays as
+// it was while retire adds to the session's, merges included.
+func TestGenIndex(t *testing.T) {
+	var idx genIndex
+	held := []genIndex{}
+	for call := uint32(0); call < 3*mergeEvery; call++ {
+		idx = idx.with([]genRow{{gen: 2*call + 1, row: retiredGenBase + call}, {gen: 2 * call, row: retiredGenBase + call}})
+		held = append(held, idx)
+	}
+	if len(idx.chunks) > mergeEvery {
+		t.Errorf("%d chunks, want at most %d", len(idx.chunks), mergeEvery)
+	}
+	for n, h := range held {
+		for call := uint32(0); call < 3*mergeEvery; call++ {
+			row, ok := h.row(2*call + 1)
+			if want := call <= uint32(n); ok != want || (ok && row != retiredGenBase+call) {
+				t.Fatalf("index after call %d: gen %d -> %d, %v; want row %d: %v", n, 2*call+1, row, ok, retiredGenBase+call, want)
+			}
+		}
 	}
 }

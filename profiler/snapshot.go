@@ -37,10 +37,16 @@ func (c Counter) sub(o Counter) Counter {
 
 // ThreadInfo identifies a generation.
 type ThreadInfo struct {
-	Gen            uint32
-	TID, TGID      int
-	Comm           string
-	StartNS        uint64 // CLOCK_MONOTONIC; 0 for threads registered from user space
+	Gen       uint32
+	TID, TGID int
+	Comm      string
+	StartNS   uint64 // CLOCK_MONOTONIC; 0 for threads registered from user space
+	// ProcStartNS is its process leader's StartNS: with TGID, the process
+	// (a pid is reused once all its threads are gone). 0 where unknown.
+	ProcStartNS uint64
+	// Processes is, for a fold row (retire.go: exited threads summed by
+	// name, TGID 0), how many processes' leaders it holds; else 0.
+	Processes      int
 	FirstRuntimeNS uint64 // sum_exec_runtime when BPF first saw it
 	Exited         bool
 	ExitRuntimeNS  uint64
@@ -77,14 +83,15 @@ type Snapshot struct {
 	// ByteClasses are the byte-class counters (nil: not loaded).
 	ByteClasses    map[byteclass.Key]byteclass.Count
 	ByteClassDrops uint64
-	// Retired maps a process to the generation its exited threads are
-	// summed under (retire.go); OriginNS is the session's first snapshot.
-	Retired  map[int]uint32
+	// OriginNS is the session's first snapshot.
 	OriginNS uint64
-	// retiredRows are those generations' rows, shared with other
-	// snapshots; Threads, Clocks, Counters and ByteClasses hold only what
-	// was read from BPF and /proc.
+	// retiredRows are the rows exited threads are summed under
+	// (retire.go), by generation, shared with other snapshots;
+	// retiredGens says which row each retired thread went to. Threads,
+	// Clocks, Counters and ByteClasses hold only what was read from BPF
+	// and /proc.
 	retiredRows map[uint32]*retiredRow
+	retiredGens genIndex
 	// live: by generation, the threads entries read whole (entries.go);
 	// spilled: the counts readCounters found in the spill slots.
 	live    map[uint32]bpf.AccountingZcThread
@@ -285,7 +292,7 @@ func (s *Session) readThreads(snap *Snapshot) error {
 	for it.Next(&gen, &info) {
 		snap.Threads[gen] = ThreadInfo{
 			Gen: gen, TID: int(info.Tid), TGID: int(info.Tgid), Comm: cString(info.Comm[:]),
-			StartNS: info.StartNs, FirstRuntimeNS: info.FirstRuntimeNs,
+			StartNS: info.StartNs, ProcStartNS: info.LeaderStartNs, FirstRuntimeNS: info.FirstRuntimeNs,
 			Exited: info.Exited != 0, ExitRuntimeNS: info.ExitRuntimeNs,
 			ExitUtimeNS: info.ExitUtimeNs, ExitStimeNS: info.ExitStimeNs,
 		}

@@ -139,8 +139,13 @@ loop:
 	}
 	measured := uint64(0)
 	found := false
+	// By pid and name: the pid was another process's earlier in the run
+	// (pids wrap every five or six minutes at this rate), an entry of its own.
 	for _, p := range d.Processes {
-		if p.PID == bc.PID {
+		if p.PID == bc.PID && p.Comm == lateComm {
+			if found {
+				b.Errorf("the late busy process %d is in the report twice", bc.PID)
+			}
 			measured, found = uint64(int64(p.CPU.RanNS())+p.CPU.SchedstatBoundaryNS), true
 		}
 	}

@@ -104,12 +104,16 @@ func FillEntry(p *report.Process, threads []profiler.ThreadDelta, cats map[profi
 // FillProcesses fills every process (and its threads) of a `profile`
 // document built from iv.
 func FillProcesses(procs []report.Process, iv profiler.Interval, cats map[profiler.Key][]report.Category) {
-	byPid := map[int][]profiler.ThreadDelta{}
+	byGen := map[uint32]profiler.ThreadDelta{}
 	for _, th := range iv.Threads {
-		byPid[th.Info.TGID] = append(byPid[th.Info.TGID], th)
+		byGen[th.Info.Gen] = th
 	}
 	for i := range procs {
-		FillEntry(&procs[i], byPid[procs[i].PID], cats)
+		var threads []profiler.ThreadDelta
+		for _, gen := range procs[i].Gens {
+			threads = append(threads, byGen[gen])
+		}
+		FillEntry(&procs[i], threads, cats)
 	}
 }
 

@@ -59,15 +59,13 @@ func (b *Backend) AnnotateEntry(p *report.Process, threads []profiler.ThreadDelt
 
 // FillFunctions sets report.Path.Functions from function deltas.
 func FillFunctions(d *report.Document, iv profiler.Interval, fx *Snapshot) {
-	gensOf := map[int][]uint32{} // tgid -> generations
-	genOf := map[int]uint32{}    // tid -> generation
+	genOf := map[int]uint32{} // tid -> generation
 	for _, th := range iv.Threads {
-		gensOf[th.Info.TGID] = append(gensOf[th.Info.TGID], th.Info.Gen)
 		genOf[th.Info.TID] = th.Info.Gen
 	}
 	for i := range d.Processes {
 		p := &d.Processes[i]
-		fillPaths(p.Paths, fx, gensOf[p.PID])
+		fillPaths(p.Paths, fx, p.Gens)
 		for j := range p.Threads {
 			if gen, ok := genOf[p.Threads[j].TID]; ok {
 				fillPaths(p.Threads[j].Paths, fx, []uint32{gen})

@@ -127,6 +127,14 @@ type Process struct {
 	// and was measured on, with its own session's backends, overhead and
 	// self-check.
 	Host *SideHost `json:"host,omitempty"`
+	// ExitedProcesses: this entry (pid 0) sums the exited processes of
+	// its name, this many, that a long profile kept no row of their own
+	// for (past 4,096 exited processes, those that used under 100 ms).
+	ExitedProcesses int `json:"exited_processes,omitempty"`
+	// Gens are the thread generations summed into this entry (not in the
+	// JSON): a pid can stand for two processes in one interval, so the
+	// attribution backends find an entry's threads by these.
+	Gens []uint32 `json:"-"`
 }
 
 // SideHost is one side's host in a two-host run: the Host fields, and

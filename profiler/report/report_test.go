@@ -52,6 +52,27 @@ func TestTableShowsWhereTheTimeWent(t *testing.T) {
 	}
 }
 
+// Exited processes summed by name (pid 0) say so, in the table and the
+// JSON.
+func TestTableNamesExitedProcessesSummed(t *testing.T) {
+	d := sample()
+	d.Processes = append(d.Processes, Process{Comm: "true", ExitedProcesses: 1234, CPU: CPU{OnCPUNS: 0.2e9}})
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1,234 exited processes named true: on-CPU 0.200 s"; !strings.Contains(buf.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, buf.String())
+	}
+	raw, err := json.Marshal(d.Processes[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(`"pid":0,`)) || !bytes.Contains(raw, []byte(`"exited_processes":1234`)) || bytes.Contains(raw, []byte("Gens")) {
+		t.Errorf("JSON %s", raw)
+	}
+}
+
 // The header names the sampler's rate, which depends on the machine.
 func TestTableNamesTheSampleRate(t *testing.T) {
 	d := sample()

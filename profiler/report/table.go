@@ -50,7 +50,14 @@ func WriteTable(w io.Writer, d *Document) error {
 
 func writeProcess(bw *errWriter, p Process, durationNS uint64) {
 	c := p.CPU
-	bw.printf("PID %d %s: on-CPU %s (%s of a core)\n", p.PID, p.Comm, Seconds(c.OnCPUNS), Percent(c.OnCPUNS, durationNS))
+	who := fmt.Sprintf("PID %d %s", p.PID, p.Comm)
+	switch {
+	case p.ExitedProcesses > 0: // exited processes summed by name
+		who = fmt.Sprintf("%s exited processes named %s", Digits(uint64(p.ExitedProcesses)), p.Comm)
+	case p.PID == 0:
+		who = "exited threads named " + p.Comm
+	}
+	bw.printf("%s: on-CPU %s (%s of a core)\n", who, Seconds(c.OnCPUNS), Percent(c.OnCPUNS, durationNS))
 	bw.printf("  user %s  kernel %s  softirq %s (net_rx %s, net_tx %s, other %s)  hardirq %s  (beside them: zcprof's handlers %s)\n",
 		Seconds(c.UserNS), Seconds(c.KernelNS), Seconds(c.SoftirqNS),
 		Seconds(c.SoftirqNetRxNS), Seconds(c.SoftirqNetTxNS), Seconds(c.SoftirqOtherNS), Seconds(c.HardirqNS), Seconds(c.ProbeNS))

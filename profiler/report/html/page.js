@@ -126,7 +126,11 @@
   }
 
   function profilePage(d) {
-    var procs = (d.processes || []).map(function (p) { return { label: p.comm + " (" + p.pid + ")", p: p }; });
+    var procs = (d.processes || []).map(function (p) {
+      // pid 0: exited processes summed by name (exited_processes of them)
+      var who = p.pid ? String(p.pid) : (p.exited_processes || 0) + " exited";
+      return { label: p.comm + " (" + who + ")", p: p };
+    });
     section("CPU by path", "Exact on-CPU time of each process, split by path.");
     byPath(procs, "cpu-by-path");
     section("CPU by category");
