@@ -146,7 +146,7 @@ func Processes(iv Interval, withThreads bool) []report.Process {
 	for _, th := range iv.Threads {
 		p := process{tgid: th.Info.TGID, start: th.Info.ProcStartNS}
 		switch {
-		case th.Info.TGID == 0 && th.Info.Gen >= retiredGenBase: // a fold row
+		case th.Info.isFoldRow():
 			p = process{fold: th.Info.Gen}
 		case p.start == 0:
 			p.start = earliest[p.tgid]
@@ -165,7 +165,10 @@ func Processes(iv Interval, withThreads bool) []report.Process {
 		if out[i].CPU.OnCPUNS != out[j].CPU.OnCPUNS {
 			return out[i].CPU.OnCPUNS > out[j].CPU.OnCPUNS
 		}
-		return out[i].PID < out[j].PID
+		if out[i].PID != out[j].PID {
+			return out[i].PID < out[j].PID
+		}
+		return out[i].Comm < out[j].Comm // fold rows: pid 0, one per name
 	})
 	return out
 }

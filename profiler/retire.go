@@ -49,12 +49,11 @@ type retiredRow struct {
 	counters map[PathCtx]Counter
 	bytes    map[byteclass.PathClass]byteclass.Count
 	clock    Clock // runtime since each thread's baseline (retireBaseline)
-	fold     bool  // exited threads of one name (folds), not one process
 }
 
 // grown is a copy of row that retire() may add to.
 func (row *retiredRow) grown() *retiredRow {
-	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock, fold: row.fold}
+	return &retiredRow{info: row.info, counters: maps.Clone(row.counters), bytes: maps.Clone(row.bytes), clock: row.clock}
 }
 
 // procKey is a process: its pid and its leader's start.
@@ -62,6 +61,12 @@ type procKey struct {
 	tgid  int
 	start uint64
 }
+
+func procOf(th ThreadInfo) procKey { return procKey{th.TGID, th.ProcStartNS} }
+
+// isFoldRow: the row of exited processes summed by name (rowFor makes
+// them with no pid, under a retired generation).
+func (th ThreadInfo) isFoldRow() bool { return th.TGID == 0 && th.Gen >= retiredGenBase }
 
 type retirement struct {
 	originNS uint64                  // the session's first snapshot
@@ -141,7 +146,7 @@ func (r *retirement) take(snap *Snapshot) retired {
 	alive := map[procKey]bool{} // processes with a thread still running
 	for _, th := range snap.Threads {
 		if !th.Exited {
-			alive[procKey{th.TGID, th.ProcStartNS}] = true
+			alive[procOf(th)] = true
 		}
 	}
 	// In generation order, so that which processes keep rows of their own
@@ -157,18 +162,17 @@ func (r *retirement) take(snap *Snapshot) retired {
 		}
 		base := retireBaseline(r.originNS, th)
 		c := snap.Clocks[gen]
-		row, fresh := r.rowFor(th, c.RuntimeNS-base.RuntimeNS >= heavyRetiredNS || alive[procKey{th.TGID, th.ProcStartNS}], snap.MonoNS)
-		switch {
-		case fresh || grown[row]:
-		default:
+		row, fresh := r.rowFor(th, c.RuntimeNS-base.RuntimeNS >= heavyRetiredNS || alive[procOf(th)], snap.MonoNS)
+		if !fresh && !grown[row] {
 			row = row.grown() // the last snapshot holds row as it was
 			r.replace(row)
 		}
 		grown[row] = true
+		fold := row.info.isFoldRow()
 		switch {
-		case row.fold && th.TID == th.TGID:
+		case fold && th.TID == th.TGID:
 			row.info.Processes++
-		case !row.fold && (th.TID == th.TGID || row.info.Comm == ""):
+		case !fold && (th.TID == th.TGID || row.info.Comm == ""):
 			row.info.Comm = th.Comm
 		}
 		row.clock.RuntimeNS += c.RuntimeNS - base.RuntimeNS
@@ -210,7 +214,7 @@ func (r *retirement) take(snap *Snapshot) retired {
 // thread ran heavyRetiredNS or more, or its process lives on, so a
 // row of its own even past maxRows.
 func (r *retirement) rowFor(th ThreadInfo, own bool, nowNS uint64) (row *retiredRow, fresh bool) {
-	p := procKey{th.TGID, th.ProcStartNS}
+	p := procOf(th)
 	if row := r.rows[p]; row != nil {
 		return row, false
 	}
@@ -222,8 +226,7 @@ func (r *retirement) rowFor(th ThreadInfo, own bool, nowNS uint64) (row *retired
 	if row := r.folds[th.Comm]; row != nil {
 		return row, false
 	}
-	row = r.newRow(ThreadInfo{Comm: th.Comm, StartNS: nowNS, Exited: true})
-	row.fold = true // Processes counts its leaders as they come (take)
+	row = r.newRow(ThreadInfo{Comm: th.Comm, StartNS: nowNS, Exited: true}) // take counts its Processes
 	r.folds[th.Comm] = row
 	return row, true
 }
@@ -236,11 +239,11 @@ func (r *retirement) newRow(info ThreadInfo) *retiredRow {
 
 // replace puts a grown copy where its row was (rows or folds).
 func (r *retirement) replace(g *retiredRow) {
-	if g.fold {
+	if g.info.isFoldRow() {
 		r.folds[g.info.Comm] = g
 		return
 	}
-	r.rows[procKey{g.info.TGID, g.info.ProcStartNS}] = g
+	r.rows[procOf(g.info)] = g
 }
 
 // retiredTo is the generation a key of gen counts under in cur: its

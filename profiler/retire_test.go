@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -257,6 +258,8 @@ func TestRetireByProcessAndFold(t *testing.T) {
 		{4, 300, 1300 * ms, "c", 6 * ms, 4},
 		{5, 400, 1400 * ms, "c", heavyRetiredNS, 5},
 		{6, 500, 1500 * ms, "c", 7 * ms, 6}, // its process lives on (gen 7)
+		{8, 600, 1600 * ms, "d", 5 * ms, 7},
+		{9, 700, 1700 * ms, "d", 6 * ms, 8}, // as much as c's fold row: names order them
 	}
 	server := ThreadInfo{Gen: 7, TID: 500, TGID: 500, Comm: "c", StartNS: 1500 * ms, ProcStartNS: 1500 * ms}
 	exited := func(mono uint64) *Snapshot {
@@ -306,9 +309,21 @@ func TestRetireByProcessAndFold(t *testing.T) {
 		{400, 0, "c", heavyRetiredNS}: true, // heavy: a row past the cap
 		{500, 0, "c", 7 * ms}:         true, // its process lives on: its row, past the cap
 		{0, 2, "c", 11 * ms}:          true, // 200 and 300, summed by name
+		{0, 2, "d", 11 * ms}:          true,
 	}
 	if got := entries(snaps[0], snaps[3]); !maps.Equal(got, want) {
 		t.Errorf("whole run: %v, want %v", got, want)
+	}
+	for range 10 { // map order must not show
+		var folds []string
+		for _, p := range Processes(Delta(snaps[0], snaps[3]), false) {
+			if p.ExitedProcesses > 0 {
+				folds = append(folds, p.Comm)
+			}
+		}
+		if !slices.Equal(folds, []string{"c", "d"}) {
+			t.Fatalf("fold rows of equal CPU in order %v, want [c d]", folds)
+		}
 	}
 	// Between the snapshot that read the threads last and the one with
 	// their rows nothing happened; before it, all of it.
