@@ -277,13 +277,17 @@ func SetupAccounting(spec *ebpf.CollectionSpec, want string) error {
 	// send's or a deferred copy's bytes. Elsewhere none were seen, and the
 	// map stays allocated at insert.
 	if kernel.ReadHost().PreemptRT {
-		m := spec.Maps["zcb_stats"]
-		m.MaxEntries = min(m.MaxEntries, rtStatsEntries)
-		if _, err := bpf.Preallocate(m); err != nil {
-			return err
-		}
+		return preallocateStats(spec)
 	}
 	return nil
+}
+
+// preallocateStats: the byte-class counters preallocated, as on PREEMPT_RT.
+func preallocateStats(accounting *ebpf.CollectionSpec) error {
+	m := accounting.Maps["zcb_stats"]
+	m.MaxEntries = min(m.MaxEntries, rtStatsEntries)
+	_, err := bpf.Preallocate(m)
+	return err
 }
 
 // rtStatsEntries bounds the preallocated byte-class map of a PREEMPT_RT
@@ -328,9 +332,13 @@ func loadMaps(spec *ebpf.CollectionSpec, shared map[string]*ebpf.Map) (*Loaded, 
 	s := spec.Copy()
 	s.Programs = map[string]*ebpf.ProgramSpec{}
 	repl := map[string]*ebpf.Map{}
-	for name := range s.Maps {
+	for name, ms := range s.Maps {
 		if m, ok := shared[name]; ok && !strings.HasPrefix(name, ".") {
 			repl[name] = m
+			// As the accounting sized it (on PREEMPT_RT zcb_stats is
+			// smaller and preallocated, SetupAccounting): a declaration
+			// that differs is refused as incompatible.
+			ms.MaxEntries, ms.Flags = m.MaxEntries(), m.Flags()
 		}
 	}
 	if repl["threads"] == nil || repl["zcb_stats"] == nil {
