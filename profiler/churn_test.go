@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -339,4 +340,57 @@ func mustSnapshot(t *testing.T, sess *Session) *Snapshot {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A profile without --interval reads the maps all the same: a run whose
+// short processes leave several times more keys than the stats map holds
+// fills nothing, and every one of them is in the report (without those
+// readings an exited thread's keys and thread_infos entry are released
+// only at the end, and the map fills). A map too small even so is told
+// at the reading that saw it, not at the end.
+func TestProfileReleasesWithoutInterval(t *testing.T) {
+	requireBPF(t)
+	t.Cleanup(func() { statsEntries, readingsEvery = 0, 5*time.Second })
+	readingsEvery = 50 * time.Millisecond
+	for _, c := range []struct {
+		name            string
+		entries, spawns int
+		full            bool
+	}{
+		{"released", testenv.Pick(2048, 1024), testenv.Pick(4000, 1200), false},
+		{"too small", 16, 200, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			statsEntries = uint32(c.entries)
+			var told []map[string]uint64
+			res, err := Profile(context.Background(), ProfileOptions{
+				Command:     []string{"sh", "-c", `i=0; while [ $i -lt $1 ]; do /bin/true; i=$((i+1)); done`, "spawn", fmt.Sprint(c.spawns)},
+				ByteClasses: byteclass.Off,
+				OnMapFull:   func(full map[string]uint64) { told = append(told, full) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Document
+			assertDetached(t, d.Backends.ProgramIDs)
+			if c.full {
+				if len(told) == 0 || told[0]["stats"] == 0 {
+					t.Errorf("a stats map of %d filled by %d processes: told %v during the run, want stats at a reading", c.entries, c.spawns, told)
+				}
+				return
+			}
+			if len(told) > 0 || len(d.Overhead.MapFull) > 0 {
+				t.Errorf("maps full during the run: told %v, report %v", told, d.Overhead.MapFull)
+			}
+			n := 0
+			for _, p := range d.Processes {
+				if p.Comm == "true" {
+					n++
+				}
+			}
+			if n != c.spawns {
+				t.Errorf("%d processes named true in the report, want the %d spawned (warnings %q)", n, c.spawns, d.Warnings)
+			}
+		})
+	}
 }

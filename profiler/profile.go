@@ -32,6 +32,10 @@ type ProfileOptions struct {
 	Extensions []ExtensionFunc
 
 	OnInterval func(*report.Document) error
+	// OnMapFull is told, at the reading that saw it, the updates each
+	// BPF map refused for being full since the last reading, when there
+	// is no OnInterval to put it in a document's warnings.
+	OnMapFull func(full map[string]uint64)
 	// OnStart is called once the programs are attached and the target is
 	// registered (tests use it to know when to start their workload).
 	OnStart func()
@@ -127,12 +131,12 @@ func Profile(ctx context.Context, opts ProfileOptions) (*ProfileResult, error) {
 		defer t.Stop()
 		deadline = t.C
 	}
-	var tick <-chan time.Time
-	if opts.Interval > 0 {
-		t := time.NewTicker(opts.Interval)
-		defer t.Stop()
-		tick = t.C
+	every := opts.Interval
+	if every == 0 {
+		every = readingsEvery
 	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	prev, prevExt := start, startExt
 	var note string
 	stopChild := false
@@ -155,22 +159,27 @@ loop:
 		case msg := <-ended:
 			note = msg
 			break loop
-		case <-tick:
+		case <-tick.C:
 			snap, err := sess.Snapshot()
 			if err != nil {
 				return nil, err
+			}
+			if opts.Interval == 0 || opts.OnInterval == nil {
+				if full := Delta(prev, snap).MapFull; len(full) > 0 && opts.OnMapFull != nil {
+					opts.OnMapFull(full)
+				}
+				prev = snap
+				continue
 			}
 			snapExt, err := readExtensions(exts)
 			if err != nil {
 				return nil, err
 			}
-			if opts.OnInterval != nil {
-				iv := Delta(prev, snap)
-				d := sess.profileDocument(iv, opts.Threads)
-				annotate(exts, d, iv, prevExt, snapExt)
-				if err := opts.OnInterval(d); err != nil {
-					return nil, err
-				}
+			iv := Delta(prev, snap)
+			d := sess.profileDocument(iv, opts.Threads)
+			annotate(exts, d, iv, prevExt, snapExt)
+			if err := opts.OnInterval(d); err != nil {
+				return nil, err
 			}
 			prev, prevExt = snap, snapExt
 		}
@@ -201,6 +210,12 @@ loop:
 	}
 	return res, sess.Close()
 }
+
+// readingsEvery is how often a profile without an interval reads the maps
+// all the same: an exited thread's entries are released only at a reading
+// after its exit was seen (retire.go), so without readings a long run
+// under churn fills the maps, and a full map would be told only at the end.
+var readingsEvery = 5 * time.Second
 
 func (s *Session) profileDocument(iv Interval, threads bool) *report.Document {
 	procs := Processes(iv, threads)

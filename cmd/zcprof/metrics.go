@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -63,16 +65,17 @@ func (m *metricsFlags) start(ctx context.Context, opts *profiler.ProfileOptions,
 		if render != nil {
 			return render(d) // its warnings are in the table
 		}
-		warnMapFull(stderr, d)
+		warnMapFull(stderr, d.Overhead.MapFull)
 		return nil
 	}
 	return func() { cancel(); <-done }, nil
 }
 
 // warnMapFull says at once, when no interval report is printed, that a map
-// was full: its counts are missing from the metrics being served.
-func warnMapFull(w io.Writer, d *report.Document) {
-	for name, n := range d.Overhead.MapFull {
-		fmt.Fprintf(w, "zcprof: warning: the BPF map %s was full: %d updates dropped in the last interval (see zcprof_map_full_total)\n", name, n)
+// was full: its counts are missing from the report to come (and from the
+// metrics being served).
+func warnMapFull(w io.Writer, full map[string]uint64) {
+	for _, name := range slices.Sorted(maps.Keys(full)) {
+		fmt.Fprintf(w, "zcprof: warning: the BPF map %s was full: %d updates dropped since the last reading (with --metrics: zcprof_map_full_total)\n", name, full[name])
 	}
 }

@@ -87,6 +87,7 @@ func newProfileCmd() *cobra.Command {
 			if userInterval {
 				opts.OnInterval = render
 			}
+			opts.OnMapFull = func(full map[string]uint64) { warnMapFull(cmd.ErrOrStderr(), full) }
 			if len(opts.Command) == 0 {
 				// As perf and bpftrace do: say when measuring starts, so
 				// a user (or a script) knows the target is now watched.
