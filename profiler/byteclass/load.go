@@ -329,18 +329,19 @@ func memberOffset(spec *btf.Spec, typ, member string) int {
 // loadMaps creates the object's own maps and takes the shared ones
 // (threads) from the accounting.
 func loadMaps(spec *ebpf.CollectionSpec, shared map[string]*ebpf.Map) (*Loaded, error) {
-	s := spec.Copy()
-	s.Programs = map[string]*ebpf.ProgramSpec{}
 	repl := map[string]*ebpf.Map{}
-	for name, ms := range s.Maps {
+	for name, ms := range spec.Maps {
 		if m, ok := shared[name]; ok && !strings.HasPrefix(name, ".") {
 			repl[name] = m
 			// As the accounting sized it (on PREEMPT_RT zcb_stats is
 			// smaller and preallocated, SetupAccounting): a declaration
-			// that differs is refused as incompatible.
+			// that differs is refused as incompatible, here and by every
+			// program's load (loadProgram), which copies spec.
 			ms.MaxEntries, ms.Flags = m.MaxEntries(), m.Flags()
 		}
 	}
+	s := spec.Copy()
+	s.Programs = map[string]*ebpf.ProgramSpec{}
 	if repl["threads"] == nil || repl["zcb_stats"] == nil {
 		return nil, errors.New("the accounting has no threads or zcb_stats map")
 	}

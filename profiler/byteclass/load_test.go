@@ -9,10 +9,11 @@ import (
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
-// The byte-class object takes the accounting's maps however the accounting
-// sized them: on PREEMPT_RT its counters are smaller and preallocated,
-// which the object's own declaration is not (the 6.12-rt guest lost every
-// byte class to "map spec is incompatible with existing map").
+// The byte-class object and each of its programs take the accounting's
+// maps however the accounting sized them: on PREEMPT_RT its counters are
+// smaller and preallocated, which the object's own declaration is not (the
+// 6.12-rt guest lost every byte class to "map spec is incompatible with
+// existing map").
 func TestLoadMapsOnPreallocatedStats(t *testing.T) {
 	testenv.RequireBPF(t)
 	accounting, err := bpf.LoadAccounting()
@@ -57,4 +58,10 @@ func TestLoadMapsOnPreallocatedStats(t *testing.T) {
 	if b.stats.Flags() != shared["zcb_stats"].Flags() || b.stats.MaxEntries() != rtStatsEntries {
 		t.Errorf("counters: flags %#x, %d entries, want the accounting's preallocated %d", b.stats.Flags(), b.stats.MaxEntries(), rtStatsEntries)
 	}
+	// A program that counts into zcb_stats, loaded as attach loads each.
+	coll, err := loadProgram(spec, "zcb_netif_receive_skb", b.maps.Maps)
+	if err != nil {
+		t.Fatalf("a program on the accounting's maps: %v", err)
+	}
+	coll.Close()
 }
