@@ -117,8 +117,8 @@ it on, accepts data only from the client's address, and connects only to it.`,
 	f.DurationVar(&lim.MaxDuration, "max-duration", d.MaxDuration, "longest --duration per run; a --bytes run is stopped after it (plus "+(30*time.Second).String()+")")
 	f.StringVar(&maxBytes, "max-bytes", "64G", "largest --bytes per stream")
 	f.StringVar(&maxTotal, "max-total-bytes", "1024G", "most bytes one client's session may move, all runs together")
-	cmd.Long += fmt.Sprintf("\n\nFixed limits: control messages at most %d KiB in; hello and token within %v of connecting;\na wrong token answered after %v; a client that leaves gRPC keepalive pings (every %v) unanswered\nfor %v is dropped, its side released.",
-		remote.MaxRequest>>10, remote.HandshakeTimeout, remote.AuthFailDelay, remote.KeepaliveEvery, remote.KeepaliveTimeout)
+	cmd.Long += fmt.Sprintf("\n\nFixed limits: control messages at most %d KiB in; hello and token within %v of connecting;\na wrong token answered after %v; a client that leaves gRPC keepalive pings (every %v) unanswered\nfor %v, or asks nothing for %v between runs, is dropped, its side released.",
+		remote.MaxRequest>>10, remote.HandshakeTimeout, remote.AuthFailDelay, remote.KeepaliveEvery, remote.KeepaliveTimeout, remote.IdleLimit)
 	return cmd
 }
 

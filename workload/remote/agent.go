@@ -34,6 +34,10 @@ const (
 	SilenceLimit     = 5 * time.Second  // a peer silent this long is lost
 	KeepaliveEvery   = 2 * time.Second  // gRPC pings when the connection is idle
 	KeepaliveTimeout = 3 * time.Second
+	// IdleLimit is the longest an agent waits for a client's next request
+	// between runs: a client that keeps its connection but asks nothing
+	// cannot hold the agent's one slot for ever.
+	IdleLimit = 5 * time.Minute
 	// runGrace is what a run may take beyond its duration (draining,
 	// zero-copy completions), and a --bytes run beyond --max-duration.
 	runGrace = 30 * time.Second
@@ -44,8 +48,9 @@ type AgentOptions struct {
 	Limits    Limits
 	Token     []byte // nil: no authentication (loopback or ssh only)
 	DataPorts workload.PortRange
-	Software  string    // zcprof's version, told in the hello
-	Log       io.Writer // one line per session event
+	Software  string        // zcprof's version, told in the hello
+	Log       io.Writer     // one line per session event
+	Idle      time.Duration // 0: IdleLimit
 }
 
 // Agent serves one client session at a time.
@@ -64,6 +69,9 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.Idle == 0 {
+		o.Idle = IdleLimit
 	}
 	return &Agent{o: o}, nil
 }
@@ -197,6 +205,8 @@ func (s *session) fail(msg string) error {
 }
 
 // next waits for the client's next request; nil when the stream ended.
+var errNothingInTime = errors.New("the client sent nothing in time")
+
 func (s *session) next(ctx context.Context, timeout <-chan time.Time) (*pb.Request, error) {
 	select {
 	case r, ok := <-s.reqs:
@@ -205,7 +215,7 @@ func (s *session) next(ctx context.Context, timeout <-chan time.Time) (*pb.Reque
 		}
 		return r, nil
 	case <-timeout:
-		return nil, errors.New("the client sent nothing in time")
+		return nil, errNothingInTime
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -234,7 +244,11 @@ func (s *session) serve(ctx context.Context) error {
 		return err
 	}
 	for {
-		r, err := s.next(ctx, nil)
+		r, err := s.next(ctx, time.After(s.a.o.Idle))
+		if errors.Is(err, errNothingInTime) {
+			err = fmt.Errorf("no request for %v: the client is let go, its side released", s.a.o.Idle)
+			s.fail(err.Error())
+		}
 		if err != nil || r == nil {
 			return err
 		}

@@ -38,9 +38,15 @@ func testAgent(t *testing.T, token []byte) (addr string, log *testenv.SyncBuffer
 
 func testAgentWith(t *testing.T, token []byte, lim Limits) (addr string, log *testenv.SyncBuffer) {
 	t.Helper()
+	return testAgentOpts(t, AgentOptions{Limits: lim, Token: token})
+}
+
+func testAgentOpts(t *testing.T, o AgentOptions) (addr string, log *testenv.SyncBuffer) {
+	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	log = &testenv.SyncBuffer{}
-	a, err := NewAgent(AgentOptions{Limits: lim, Token: token, Software: "test", Log: log})
+	o.Software, o.Log = "test", log
+	a, err := NewAgent(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +155,26 @@ func TestBusy(t *testing.T) {
 		t.Errorf("second client: %v", err)
 	}
 	a.Close()
+	mustDial(t, addr, "").Close()
+}
+
+// A client that stays connected but asks nothing is let go after the
+// idle limit, told why, and the next client gets the agent.
+func TestIdleClientIsLetGo(t *testing.T) {
+	addr, log := testAgentOpts(t, AgentOptions{Limits: DefaultLimits(), Idle: 300 * time.Millisecond})
+	a := mustDial(t, addr, "")
+	defer a.Close()
+	if _, err := dial(t, addr, ""); err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Fatalf("second client while the first is within its idle limit: %v, want busy", err)
+	}
+	const want = "no request for 300ms: the client is let go, its side released"
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(log.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent log %q lacks %q", log.String(), want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	mustDial(t, addr, "").Close()
 }
 

@@ -44,12 +44,12 @@ func DefaultLimits() Limits {
 func (l Limits) Check() error {
 	for _, m := range l.Methods {
 		if !slices.Contains(workload.Methods, m) {
-			return fmt.Errorf("--allow-method: unknown method %q (want %s)", m, strings.Join(workload.Methods, ", "))
+			return fmt.Errorf("--methods: unknown method %q (want %s)", m, strings.Join(workload.Methods, ", "))
 		}
 	}
 	switch {
 	case len(l.Methods) == 0:
-		return errors.New("--allow-method: no method allowed")
+		return errors.New("--methods: no method allowed")
 	case l.MaxSize <= 0, l.MaxStreams <= 0, l.MaxDuration <= 0, l.MaxBytes <= 0, l.MaxTotalBytes <= 0:
 		return errors.New("every --max-* limit must be positive")
 	case l.MaxStreams > workload.MaxStreams():
