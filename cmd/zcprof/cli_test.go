@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
 // oneLine: a non-zero exit with exactly one line on stderr containing want.
@@ -171,5 +173,26 @@ func TestRunByteClassesFlag(t *testing.T) {
 	}
 	if d := decode(t, r.stdout); d.Backends.ByteClasses != "syscall_return" {
 		t.Errorf("--byte-classes syscall_return: byte_classes %q", d.Backends.ByteClasses)
+	}
+}
+
+// On a fresh machine zcprof mounts tracefs and says so once: in the first
+// interval's table, not in every interval's, nor again in the whole run's.
+func TestMountedNoteSaidOnce(t *testing.T) {
+	if !testenv.InFreshMounts(t) {
+		return
+	}
+	r := run(t, exec.Command(zcprofBin, "profile", "--interval", "300ms", "--", "sleep", "1.2"))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	tables, notes := strings.Count(r.stdout, "zcprof profile "), 0
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "note: ") && strings.Contains(l, "tracefs") {
+			notes++
+		}
+	}
+	if tables < 3 || notes != 1 {
+		t.Errorf("%d tables, %d notes that tracefs was mounted, want 3 or more and 1:\n%s", tables, notes, r.stdout)
 	}
 }

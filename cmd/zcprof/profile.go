@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -80,8 +81,19 @@ func newProfileCmd() *cobra.Command {
 				// own output goes to stderr (-o FILE keeps it on stdout).
 				opts.CommandStdout = os.Stderr
 			}
+			mountSaid := false
 			render := func(d *report.Document) error {
-				return outs.writeDocument(stdout, d, report.WriteTable)
+				return outs.writeDocument(stdout, d, func(w io.Writer, d *report.Document) error {
+					// The table says once that zcprof mounted tracefs
+					// (the JSON keeps backends.mounted in every document).
+					if mountSaid {
+						once := *d
+						once.Backends.Mounted = nil
+						d = &once
+					}
+					mountSaid = mountSaid || len(d.Backends.Mounted) > 0
+					return report.WriteTable(w, d)
+				})
 			}
 			userInterval := opts.Interval > 0
 			if userInterval {

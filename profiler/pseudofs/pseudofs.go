@@ -48,7 +48,7 @@ var (
 	// /sys/kernel/debug/tracing.
 	Tracefs = FS{Type: "tracefs", Dir: "/sys/kernel/tracing", Magic: unix.TRACEFS_MAGIC,
 		Also:   []string{"/sys/kernel/debug/tracing"},
-		Needed: "classic tracepoints of the byte classes (TCP_ZEROCOPY_RECEIVE mapped bytes, io_uring notifications, sendfile/splice/vmsplice sources that cannot splice; send syscalls before 6.3)"}
+		Needed: "classic tracepoints of the byte classes (io_uring notifications; the send syscalls' bytes before 6.3)"}
 	// Securityfs holds the lockdown mode.
 	Securityfs = FS{Type: "securityfs", Dir: "/sys/kernel/security", Magic: unix.SECURITYFS_MAGIC,
 		Needed: "the kernel lockdown mode (doctor)"}
