@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zcprof/zcprof/profiler/report"
 )
@@ -23,6 +24,9 @@ func noSGFacts(c *report.Cell) {
 			return
 		}
 		zc.TxDeferredCopyBytes = zc.TxPinnedBytes
+		if !slices.Contains(zc.Estimated, "tx_deferred_copy_bytes") {
+			zc.Estimated = append(zc.Estimated, "tx_deferred_copy_bytes") // from the device's setting
+		}
 		zc.Verdict = fmt.Sprintf("zero-copy requested, but copied at transmit: %s has scatter-gather off", w.TxDevice)
 		zc.Reason = fmt.Sprintf("%s has scatter-gather off (its ethtool setting, read on the sending host at setup): the pages were pinned, "+
 			"then its software segmentation copied every pinned byte into linear segments; %s. "+

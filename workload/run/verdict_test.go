@@ -167,5 +167,9 @@ func TestNoScatterGatherVerdictWording(t *testing.T) {
 		if zc := cell.Sender.Zerocopy; zc.TxDeferredCopyBytes != 16<<20 || !strings.Contains(zc.Reason, flags) {
 			t.Errorf("%d of %d COPIED: deferred copy %d, reason %q", c.copied, c.of, zc.TxDeferredCopyBytes, zc.Reason)
 		}
+		// Inferred from the device's setting, not counted: the JSON says so.
+		if est := cell.Sender.Zerocopy.Estimated; !slices.Equal(est, []string{"tx_deferred_copy_bytes"}) {
+			t.Errorf("%d of %d COPIED: estimated %q, want the deferred copy bytes", c.copied, c.of, est)
+		}
 	}
 }
