@@ -29,7 +29,8 @@ func CSVColumns() []string {
 	}
 	return append(cols,
 		"tx_copied_bytes", "tx_spliced_bytes", "tx_pinned_bytes", "tx_deferred_copy_bytes",
-		"rx_copied_bytes", "rx_mapped_bytes", "verdict", "rx_spliced_bytes", "rx_discarded_bytes")
+		"rx_copied_bytes", "rx_mapped_bytes", "verdict", "rx_spliced_bytes", "rx_discarded_bytes",
+		"topology", "host", "kernel")
 }
 
 var csvWidth = len(CSVColumns())
@@ -37,6 +38,8 @@ var csvWidth = len(CSVColumns())
 // csvEntry is what the rows of one entry share.
 type csvEntry struct {
 	method, rxMethod, side    string
+	topology                  string
+	host                      Host // where the entry was measured
 	size, streams, repeats    int
 	throughput, entryNSPerMiB float64
 	hasCell                   bool
@@ -51,14 +54,18 @@ func WriteCSV(w io.Writer, d *Document) error {
 		return err
 	}
 	for _, p := range d.Processes {
-		if err := writeCSVEntry(cw, d.Command, csvEntry{}, p); err != nil {
+		if err := writeCSVEntry(cw, d.Command, csvEntry{host: d.Host}, p); err != nil {
 			return err
 		}
 	}
 	for _, c := range d.Cells {
 		for _, side := range c.Sides() {
 			e := csvEntry{method: c.Method, rxMethod: c.RxMethod, side: side.Name, size: c.Size,
-				streams: c.Streams, repeats: c.Repeats, throughput: c.ThroughputBps, entryNSPerMiB: side.NSPerMiB, hasCell: true}
+				streams: c.Streams, repeats: c.Repeats, throughput: c.ThroughputBps, entryNSPerMiB: side.NSPerMiB, hasCell: true,
+				topology: c.Topology, host: d.Host}
+			if h := side.Process.Host; h != nil {
+				e.host = h.Host
+			}
 			if err := writeCSVEntry(cw, d.Command, e, side.Process); err != nil {
 				return err
 			}
@@ -105,6 +112,7 @@ func writeCSVEntry(cw *csv.Writer, command string, e csvEntry, p Process) error 
 		} else {
 			row = append(row, "", "", "", "", "", "", "", "", "")
 		}
+		row = append(row, e.topology, e.host.Hostname, e.host.Kernel)
 		if len(row) != csvWidth {
 			return fmt.Errorf("csv: row has %d columns, header %d", len(row), csvWidth)
 		}

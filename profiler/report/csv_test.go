@@ -69,3 +69,53 @@ func csvRows(t *testing.T, d *Document) ([][]string, map[string]int) {
 	}
 	return rows, col
 }
+
+// A two-host run: each side's rows name the host that measured it, the
+// topology is on every row, and the table says which host ran each side.
+func TestTwoHostSidesNameTheirHosts(t *testing.T) {
+	p := sample().Processes[0]
+	side := func(name, kernel string, share float64) Process {
+		q := p
+		q.Host = &SideHost{Host: Host{Hostname: name, Kernel: kernel, CPUs: 4},
+			Backends: Backends{Accounting: "tp_btf", Attribution: "perf_event", SampleHz: 499}, Overhead: Overhead{Share: share}}
+		return q
+	}
+	d := &Document{Schema: Schema, Command: "run", Host: Host{Hostname: "here", Kernel: "6.18.0"}, Cells: []Cell{{
+		Method: "msg_zerocopy", RxMethod: "read", Size: 65536, Streams: 1, Topology: "remote",
+		Sender: side("lab1", "6.12.1", 0.031), Receiver: side("lab2", "6.1.0", 0.02),
+	}}}
+	rows, col := csvRows(t, d)
+	for i, want := range []string{"lab1", "lab1", "lab2", "lab2"} {
+		if r := rows[i+1]; r[col["host"]] != want || r[col["topology"]] != "remote" {
+			t.Errorf("row %d (%s): host %q topology %q, want %s, remote", i+1, r[col["side"]], r[col["host"]], r[col["topology"]], want)
+		}
+	}
+	if k := rows[3][col["kernel"]]; k != "6.1.0" {
+		t.Errorf("receiver's kernel %q, want its host's 6.1.0", k)
+	}
+	var table bytes.Buffer
+	if err := WriteRunTable(&table, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"sender on lab1: kernel 6.12.1, 4 CPUs; accounting: tp_btf (exact)  attribution: perf_event at 499 Hz; zcprof's handlers 3.10% of its CPU there\n",
+		"receiver on lab2: kernel 6.1.0, 4 CPUs; accounting: tp_btf (exact)  attribution: perf_event at 499 Hz; zcprof's handlers 2.00% of its CPU there\n",
+	} {
+		if !bytes.Contains(table.Bytes(), []byte(want)) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	// One host: no such lines, and the profile rows name this host.
+	d.Cells[0].Sender.Host, d.Cells[0].Receiver.Host = nil, nil
+	table.Reset()
+	if err := WriteRunTable(&table, d); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(table.Bytes(), []byte(" on lab")) || len(SideHosts(d)) != 0 {
+		t.Errorf("a one-host run names side hosts:\n%s", table.String())
+	}
+	rows, col = csvRows(t, d)
+	if h := rows[1][col["host"]]; h != "here" {
+		t.Errorf("one-host row host %q, want here", h)
+	}
+}

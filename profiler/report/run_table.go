@@ -23,7 +23,11 @@ func WriteRunTable(w io.Writer, d *Document) error {
 	if why := AttributionWhy(d.Backends); why != "" {
 		bw.printf("attribution: %s\n", why)
 	}
-	bw.printf("%s\n\n", OverheadLine(d.Overhead))
+	bw.printf("%s\n", OverheadLine(d.Overhead))
+	for _, h := range SideHosts(d) {
+		bw.printf("%s\n", h)
+	}
+	bw.printf("\n")
 	for _, note := range d.Backends.Mounted {
 		bw.printf("note: %s\n", note)
 	}
@@ -141,6 +145,25 @@ func zerocopyFact(c Cell, sender bool) string {
 	out := ZerocopyColumn(p.Zerocopy, sender)
 	if w := c.Workload; sender && w != nil && w.ZCCompletions > 0 {
 		out += fmt.Sprintf(", COPIED %s of %s", WholePercent(w.ZCCopied, w.ZCCompletions), Digits(w.ZCCompletions))
+	}
+	return out
+}
+
+// SideHosts says, for a two-host run, which host measured each side and
+// with what: a line per side (none when both ran on this host). Every cell
+// of a run has the same two hosts.
+func SideHosts(d *Document) []string {
+	if len(d.Cells) == 0 {
+		return nil
+	}
+	var out []string
+	for _, s := range d.Cells[0].Sides() {
+		h := s.Process.Host
+		if h == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s on %s: kernel %s, %d CPUs; accounting: %s (exact)  attribution: %s; zcprof's handlers %.2f%% of its CPU there",
+			s.Name, orNone(h.Hostname), h.Kernel, h.CPUs, h.Backends.Accounting, attributionName(h.Backends), 100*h.Overhead.Share))
 	}
 	return out
 }

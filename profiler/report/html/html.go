@@ -35,11 +35,13 @@ const ChartJSVersion = "4.6.1"
 
 // page is the data the page script draws from.
 type page struct {
-	Kind    string            `json:"kind"` // "run", "profile" or "compare"
-	Title   string            `json:"title"`
-	Doc     *report.Document  `json:"doc,omitempty"`
-	Compare *compare.Result   `json:"compare,omitempty"`
-	Extra   map[string]string `json:"extra,omitempty"`
+	Kind    string           `json:"kind"` // "run", "profile" or "compare"
+	Title   string           `json:"title"`
+	Doc     *report.Document `json:"doc,omitempty"`
+	Compare *compare.Result  `json:"compare,omitempty"`
+	// Hosts: in a two-host run, which host measured each side
+	// (report.SideHosts, as the table says it).
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Write renders a `run` or `profile` document.
@@ -48,7 +50,7 @@ func Write(w io.Writer, d *report.Document) error {
 	if d.Host.Kernel != "" {
 		title += " on " + d.Host.Kernel
 	}
-	return write(w, page{Kind: d.Command, Title: title, Doc: d})
+	return write(w, page{Kind: d.Command, Title: title, Doc: d, Hosts: report.SideHosts(d)})
 }
 
 // WriteCompare renders a comparison.

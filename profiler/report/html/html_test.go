@@ -24,11 +24,17 @@ func runDoc() *report.Document {
 	return &report.Document{Schema: report.Schema, Command: "run", Host: report.Host{Kernel: "6.18 <test>", CPUs: 2},
 		Backends: report.Backends{Accounting: "tp_btf", Attribution: "sampling"},
 		Cells: []report.Cell{
-			{Method: "write", RxMethod: "read", Size: 65536, Streams: 1, ThroughputBps: 2e10, Sender: side(2e7), Receiver: side(1e7),
+			{Method: "write", RxMethod: "read", Size: 65536, Streams: 1, ThroughputBps: 2e10, Sender: onHost(side(2e7), "lab1"), Receiver: onHost(side(1e7), "lab2"),
 				SenderNSPerMiB: 3e5, ReceiverNSPerMiB: 2e5, Verdicts: []string{"write: every byte is copied </script><b>"}},
 			{Method: "sendfile", RxMethod: "read", Size: 65536, Streams: 1, ThroughputBps: 2.5e10, Sender: side(1.5e7), Receiver: side(1e7),
 				SenderNSPerMiB: 2e5, ReceiverNSPerMiB: 2e5},
 		}}
+}
+
+// onHost makes p a side measured on another host (a two-host run).
+func onHost(p report.Process, host string) report.Process {
+	p.Host = &report.SideHost{Host: report.Host{Hostname: host, Kernel: "6.12.1", CPUs: 4}, Backends: report.Backends{Accounting: "tp_btf"}}
+	return p
 }
 
 // The page is self-contained (no network reference), its data cannot end
@@ -48,6 +54,11 @@ func TestRunReportDrawsEveryChart(t *testing.T) {
 	for _, bad := range []string{"<script src", "<link ", "https://cdn", "</script><b>"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains %q", bad)
+		}
+	}
+	for _, host := range []string{"sender on lab1: kernel 6.12.1", "receiver on lab2: kernel 6.12.1"} {
+		if !strings.Contains(page, host) {
+			t.Errorf("page lacks the side's host %q", host)
 		}
 	}
 	st := htmltest.Check(t, path, 5)

@@ -181,6 +181,7 @@
       document.getElementById("meta").textContent = "kernel " + d.host.kernel + ", " + d.host.cpus + " CPUs, accounting " +
         d.backends.accounting + (d.backends.attribution ? ", attribution " + d.backends.attribution : "") +
         ", BPF overhead " + (100 * d.overhead.share).toFixed(2) + "% of measured CPU";
+      (data.hosts || []).forEach(function (h) { document.getElementById("meta").appendChild(el("div", h)); });
       if (data.kind === "run") runPage(d); else profilePage(d);
       (d.warnings || []).forEach(function (w) { root.appendChild(el("p", "warning: " + w, "note")); });
     }
