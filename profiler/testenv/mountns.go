@@ -41,12 +41,16 @@ func InFreshMounts(t *testing.T) bool {
 	// before exec: nothing the child mounts or unmounts reaches the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	out, err := cmd.CombinedOutput()
+	// The test's own result line (a subtest may skip while it passes).
+	result := func(r string) bool {
+		return strings.Contains("\n"+string(out), "\n--- "+r+": "+t.Name()+" (")
+	}
 	switch {
 	case err != nil:
 		t.Fatalf("in a private mount namespace: %v\n%s", err, out)
-	case strings.Contains(string(out), "--- SKIP"):
+	case result("SKIP"):
 		t.Skipf("skipped in the private mount namespace:\n%s", out)
-	case !strings.Contains(string(out), "--- PASS"):
+	case !result("PASS"):
 		t.Fatalf("in a private mount namespace: the test did not run:\n%s", out)
 	}
 	t.Logf("passed in a private mount namespace:\n%s", out)
