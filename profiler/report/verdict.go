@@ -377,3 +377,60 @@ func amount(n uint64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// The lines below are a run cell's own (workload/run chooses which apply).
+
+// NoSGVerdict is a cell's line for zero-copy sends through a device with
+// scatter-gather off (what: "completions" or "notifications").
+func NoSGVerdict(method, device, what string, completions, copied uint64) string {
+	return fmt.Sprintf("%s: every pinned byte was copied at transmit: %s has scatter-gather off, so its software segmentation made linear copies; %s",
+		method, device, flaggedCopied(what, completions, copied))
+}
+
+// NoSGWords are the verdict and reason of a sender's zerocopy object when
+// its pinned pages left through such a device.
+func NoSGWords(device, what string, completions, copied uint64) (verdict, reason string) {
+	return fmt.Sprintf("zero-copy requested, but copied at transmit: %s has scatter-gather off", device),
+		fmt.Sprintf("%s has scatter-gather off (its ethtool setting, read on the sending host at setup): the pages were pinned, "+
+			"then its software segmentation copied every pinned byte into linear segments; %s. "+
+			"The deferred copy bytes are the pinned bytes, from the device's setting: no probe counts this copy", device, flaggedCopied(what, completions, copied))
+}
+
+// flaggedCopied says how many of the sends' completions the kernel flagged
+// COPIED, "only" where the flags undercount the copy (a virtio-net on a
+// qemu socket netdev flagged all of them, a veth with sg off 86%).
+func flaggedCopied(what string, n, copied uint64) string {
+	switch {
+	case n > 0 && copied >= n:
+		return fmt.Sprintf("the kernel flagged all %s %s COPIED", Digits(n), what)
+	case copied == 0:
+		return fmt.Sprintf("the kernel flagged none of %s %s COPIED", Digits(n), what)
+	}
+	return fmt.Sprintf("the kernel flagged only %s of %s %s COPIED", WholePercent(copied, n), Digits(n), what)
+}
+
+// UnmappedWhy is why a TCP_ZEROCOPY_RECEIVE receiver mapped nothing, to
+// follow its verdict: across hosts what arrives is what the receiving
+// device's driver put in its buffers, whatever the sender did; on one host
+// only a zero-copy sender's deferred copy makes whole pages.
+func UnmappedWhy(method string, remote, zerocopySender bool) string {
+	switch {
+	case remote:
+		return ": nothing could be mapped: TCP_ZEROCOPY_RECEIVE maps only whole, page-aligned pages of payload, and the receiving device's buffers held none (an MTU above a page with header split or large receive buffers can)"
+	case !zerocopySender:
+		return fmt.Sprintf(": pages from %s cannot be mapped (only whole order-0 pages can, as the deferred copy of a zero-copy sender makes them)", method)
+	}
+	return ""
+}
+
+// SoftirqOwnerVerdict says how much NET_RX softirq a side ran and for
+// whose sockets (peer: "receiver's" or "sender's").
+func SoftirqOwnerVerdict(side, peer string, so *SoftirqOwner, onCPUNS uint64) string {
+	return fmt.Sprintf("%s ran %s of NET_RX softirq (%s of its CPU), ~%s of it for the %s socket, ~%s for its own (estimate)",
+		side, Seconds(so.NetRxNS), WholePercent(so.NetRxNS, onCPUNS), WholePercent(so.ForPeerNS, so.NetRxNS), peer, WholePercent(so.ForOwnNS, so.NetRxNS))
+}
+
+// PayloadErrorsVerdict: the receiver found chunks unlike what was sent.
+func PayloadErrorsVerdict(n uint64) string {
+	return fmt.Sprintf("receiver: %s chunks did not match the sent pattern", Digits(n))
+}

@@ -142,6 +142,3 @@ func localDelivery(topo string) string {
 	}
 	return "local delivery (loopback)"
 }
-
-// pct formats a/b as a percentage, "-" without a denominator.
-func pct(a, b uint64) string { return report.WholePercent(a, b) }

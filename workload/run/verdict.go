@@ -21,7 +21,7 @@ func verdicts(c report.Cell) []string {
 	case workload.MethodMsgZerocopy, workload.MethodIOUringZC:
 		what := completionsOf(c.Method)
 		if w.ZCCompletions > 0 && w.TxDeviceNoSG {
-			out = append(out, noSGVerdict(c, what))
+			out = append(out, report.NoSGVerdict(c.Method, w.TxDevice, what, w.ZCCompletions, w.ZCCopied))
 		} else {
 			out = append(out, report.CompletionVerdict(c.Method, what, w.ZCCompletions, w.ZCCopied, localDelivery(c.Topology)))
 		}
@@ -33,14 +33,8 @@ func verdicts(c report.Cell) []string {
 	}
 	if zc := c.Receiver.Zerocopy; zc != nil {
 		line := "receiver: " + zc.Verdict
-		switch {
-		case c.RxMethod != workload.RxZerocopy || zc.RxMappedBytes != 0:
-		case c.Topology == workload.TopoRemote:
-			// What arrives is what the receiving device's driver put in
-			// its buffers, whatever the sender did.
-			line += ": nothing could be mapped: TCP_ZEROCOPY_RECEIVE maps only whole, page-aligned pages of payload, and the receiving device's buffers held none (an MTU above a page with header split or large receive buffers can)"
-		case !zerocopyMethod(c.Method):
-			line += fmt.Sprintf(": pages from %s cannot be mapped (only whole order-0 pages can, as the deferred copy of a zero-copy sender makes them)", c.Method)
+		if c.RxMethod == workload.RxZerocopy && zc.RxMappedBytes == 0 {
+			line += report.UnmappedWhy(c.Method, c.Topology == workload.TopoRemote, zerocopyMethod(c.Method))
 		}
 		out = append(out, line)
 	}
@@ -53,11 +47,10 @@ func verdicts(c report.Cell) []string {
 		if so == nil || so.NetRxNS == 0 || so.NetRxNS*100 < side.p.CPU.OnCPUNS*5 {
 			continue // under 5% of its CPU: not worth a line
 		}
-		out = append(out, fmt.Sprintf("%s ran %s of NET_RX softirq (%s of its CPU), ~%s of it for the %s socket, ~%s for its own (estimate)",
-			side.name, report.Seconds(so.NetRxNS), pct(so.NetRxNS, side.p.CPU.OnCPUNS), pct(so.ForPeerNS, so.NetRxNS), side.peer, pct(so.ForOwnNS, so.NetRxNS)))
+		out = append(out, report.SoftirqOwnerVerdict(side.name, side.peer, so, side.p.CPU.OnCPUNS))
 	}
 	if w.PayloadErrors > 0 {
-		out = append(out, fmt.Sprintf("receiver: %s chunks did not match the sent pattern", count(w.PayloadErrors)))
+		out = append(out, report.PayloadErrorsVerdict(w.PayloadErrors))
 	}
 	return out
 }
@@ -70,5 +63,3 @@ func completionsOf(method string) string {
 	}
 	return "completions"
 }
-
-func count(n uint64) string { return report.Digits(n) }
