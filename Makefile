@@ -50,9 +50,8 @@ soak: build deps-test
 	ZCPROF_REQUIRE_BPF=1 ZCPROF_SOAK=$(SOAK) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSoak$$' -benchtime 1x -timeout 0 ./profiler/
 
 # The BPF tests on Debian's 6.1 and 6.12 kernels under qemu, where fentry
-# and kprobes work (docs/vmtest.md); regenerates docs/tested-kernels.md.
-# KERNELS="6.1" for one; KERNELS="6.1 6.12 6.12-rt" adds Debian's PREEMPT_RT
-# flavour (not in CI yet, docs/vmtest.md).
+# and kprobes work, and on 6.12 PREEMPT_RT the tests of what RT changes
+# (docs/vmtest.md); regenerates docs/tested-kernels.md. KERNELS="6.1" for one.
 vmtest:
 	.ci/vmtest $(KERNELS)
 endif

@@ -28,6 +28,9 @@ type summary struct {
 	Problems []string          `json:"problems,omitempty"`
 	Packages []pkgSummary      `json:"packages"`
 	Env      map[string]string `json:"env"`
+	// Suite is the guest's -test.run regexp when it ran a subset (the
+	// PREEMPT_RT suite): the docs say so.
+	Suite string `json:"suite,omitempty"`
 }
 
 type pkgSummary struct {
@@ -56,7 +59,8 @@ func check(dir string) error {
 		return strings.TrimSpace(string(b))
 	}
 	s := summary{Series: filepath.Base(dir), Package: read("package"), Commit: read("commit"),
-		Date: time.Now().UTC().Format("2006-01-02"), Seconds: atoi(read("seconds")), Env: map[string]string{}}
+		Date: time.Now().UTC().Format("2006-01-02"), Seconds: atoi(read("seconds")), Env: map[string]string{},
+		Suite: read("suite")}
 	if fi, err := os.Stat(filepath.Join(dir, "tests.log")); err == nil {
 		s.Date = fi.ModTime().UTC().Format("2006-01-02") // when the guest ran, not this check
 	}
@@ -146,6 +150,11 @@ func check(dir string) error {
 			problem("%s: the guest stopped while it ran (last lines: %s)", p.Name, lastLines(strings.Join(p.Lines, "\n"), 5))
 		case p.RC != 0 || fail > 0:
 			problem("%s: exit %d, %d failed", p.Name, p.RC, fail)
+		}
+	}
+	if g.Ended {
+		for _, name := range unrunSuiteTests(s.Suite, g.Packages) {
+			problem("%s is in the suite but no package ran it (renamed?)", name)
 		}
 	}
 	s.OK = len(s.Problems) == 0
@@ -241,4 +250,29 @@ func printSlowest(g *guestLog, n int) {
 	if len(parts) > 0 {
 		fmt.Printf("   slowest: %s\n", strings.Join(parts, ", "))
 	}
+}
+
+// suiteListRE is a suite that names its tests: ^(TestA|TestB)$.
+var suiteListRE = regexp.MustCompile(`^\^\(((?:Test\w+\|)*Test\w+)\)\$$`)
+
+// unrunSuiteTests: the tests a suite names that no package ran, so that a
+// renamed test cannot drop out of a subset silently.
+func unrunSuiteTests(suite string, pkgs []pkgRun) []string {
+	m := suiteListRE.FindStringSubmatch(suite)
+	if m == nil {
+		return nil
+	}
+	ran := map[string]bool{}
+	for _, p := range pkgs {
+		for _, t := range p.Tests {
+			ran[t.Name] = true
+		}
+	}
+	var missing []string
+	for _, name := range strings.Split(m[1], "|") {
+		if !ran[name] {
+			missing = append(missing, name)
+		}
+	}
+	return missing
 }

@@ -181,8 +181,12 @@ func writeMatrix(b *strings.Builder, cols []column, full bool) {
 		if !s.OK {
 			verdict = fmt.Sprintf("**FAILED** (%d problems)", len(s.Problems))
 		}
-		return fmt.Sprintf("%s: %d tests in %d packages, %d failed, %d skipped; %s, commit `%s`, %d s",
-			verdict, pass+fail, len(s.Packages), fail, skip, s.Date, s.Commit, s.Seconds)
+		suite := ""
+		if s.Suite != "" {
+			suite = " (its own suite, not every test)"
+		}
+		return fmt.Sprintf("%s: %d tests%s in %d packages, %d failed, %d skipped; %s, commit `%s`, %d s",
+			verdict, pass+fail, suite, len(s.Packages), fail, skip, s.Date, s.Commit, s.Seconds)
 	})
 	row("exact accounting (auto)", func(c column) string { return doctorField(c, func(r *doctor.Report) string { return r.Accounting }) })
 	row("attribution inside the kernel (auto)", func(c column) string {
@@ -307,6 +311,9 @@ func writeDetails(b *strings.Builder, c column) {
 	fmt.Fprintf(b, "\n## %s\n\n", c.Title)
 	if s := c.Summary; s != nil {
 		fmt.Fprintf(b, "`%s`, kernel `%s`, tested %s at commit `%s` in %d s.\n\n", s.Package, s.Kernel, s.Date, s.Commit, s.Seconds)
+		if s.Suite != "" {
+			fmt.Fprintf(b, "Only the tests matching `%s` ran here ([vmtest.md](vmtest.md)).\n\n", s.Suite)
+		}
 		for _, p := range s.Problems {
 			fmt.Fprintf(b, "- **problem:** %s\n", oneLine(p))
 		}

@@ -143,3 +143,19 @@ func TestVersionOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestUnrunSuiteTests(t *testing.T) {
+	pkgs := []pkgRun{
+		{Name: "profiler", Tests: []testResult{{Name: "TestA", Status: "PASS"}, {Name: "TestA/sub", Status: "PASS"}}},
+		{Name: "doctor", Tests: []testResult{{Name: "TestB", Status: "SKIP"}}},
+	}
+	if got := unrunSuiteTests("^(TestA|TestB|TestGone)$", pkgs); len(got) != 1 || got[0] != "TestGone" {
+		t.Errorf("unrun = %v, want [TestGone]", got)
+	}
+	if got := unrunSuiteTests("^(TestA|TestB)$", pkgs); len(got) != 0 {
+		t.Errorf("unrun = %v, want none", got)
+	}
+	if got := unrunSuiteTests("", pkgs); got != nil { // every test: nothing named
+		t.Errorf("unrun of no suite = %v", got)
+	}
+}
