@@ -169,13 +169,22 @@ func TestRemoteTCP(t *testing.T) {
 	}
 	assertRemoteCells(t, decode(t, r.stdout), 2*len(workload.Methods), 16<<20, local, peerHostname)
 
-	// --reverse: the peer sends, this host receives on its own data ports.
+	// --reverse: the peer sends, this host receives on its own data ports,
+	// by every receive method; the peer's senders use the congestion
+	// control asked for, each side pinned on its own host.
 	r = run(t, h.client(h.remoteArgs("--reverse", "--data-port", "7490-7491", "--method", "write,msg_zerocopy",
-		"--rx-method", "read,zerocopy", "--streams", "2", "--bytes", "8M", "--backend", "none", "--threads", "--json", "-q")...))
+		"--rx-method", strings.Join(workload.RxMethods, ","), "--streams", "2", "--bytes", "8M", "--congestion", "cubic", "--cpus", "0:1",
+		"--backend", "none", "--threads", "--json", "-q")...))
 	if r.code != 0 {
 		t.Fatalf("--reverse: exit %d: %s", r.code, r.stderr)
 	}
-	assertRemoteCells(t, decode(t, r.stdout), 4, 2*8<<20, peerHostname, local)
+	d := decode(t, r.stdout)
+	assertRemoteCells(t, d, 2*len(workload.RxMethods), 2*8<<20, peerHostname, local)
+	for _, c := range d.Cells {
+		if c.Workload.Congestion != "cubic" {
+			t.Errorf("%s→%s: the peer's senders used %q, want cubic", c.Method, c.RxMethod, c.Workload.Congestion)
+		}
+	}
 }
 
 // TestRemoteIPv6: the agent reached at an IPv6 address takes its data
