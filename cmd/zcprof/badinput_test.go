@@ -94,10 +94,14 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 		{args: []string{"run", "--duration", "30s", "--html", "/nonexistent/x.html"}, want: "--html: open /nonexistent/x.html"},
 		{args: []string{"run", "--duration", "30s", "-o", "/nonexistent/x"}, want: "--output: open /nonexistent/x"},
 		{args: []string{"run", "--congestion", "no-such-cc", "--bytes", "1M", "-q"}, want: "no-such-cc"},
+		{args: []string{"run", "--method", "write", "--bytes", "4M", "-q", "--topology", "netns", "--html", "/dev/full"}, want: "--html: write /dev/full: no space left on device"},
 		// privileges
 		{args: []string{"profile", "-a", "-d", "1s"}, want: "needs CAP_BPF and CAP_PERFMON", caps: none},
 		{args: []string{"run", "--bytes", "1M", "-q", "--topology", "netns"}, want: "needs CAP_BPF and CAP_PERFMON", caps: none},
 		{args: []string{"doctor"}, want: "needs CAP_BPF and CAP_PERFMON", caps: none},
+		{args: []string{"profile", "-a", "-d", "300ms"}, want: "needs CAP_PERFMON, which this process lacks", caps: []uintptr{unix.CAP_BPF, unix.CAP_SYSLOG}},
+		{args: []string{"run", "--bytes", "1M", "-q"}, want: "needs CAP_BPF, which this process lacks", caps: []uintptr{unix.CAP_PERFMON, unix.CAP_SYSLOG}},
+		{args: []string{"profile", "-a", "-d", "300ms"}, want: "needs CAP_SYSLOG", caps: []uintptr{unix.CAP_BPF, unix.CAP_PERFMON}},
 		{args: []string{"run", "--bytes", "1M", "-q", "--topology", "netns"}, want: "the netns topology needs CAP_SYS_ADMIN and CAP_NET_ADMIN",
 			caps: []uintptr{unix.CAP_BPF, unix.CAP_PERFMON, unix.CAP_SYSLOG}},
 		// others
