@@ -111,3 +111,14 @@ func TestMetricsMoveWithATransfer(t *testing.T) {
 	}
 	t.Logf("tx.write %v B (%v copied), rx.read %v B, tx.write CPU %.4f s", tx, copied, rx, cpu)
 }
+
+// A full map is said on stderr at once, sorted by map, naming the counter.
+func TestWarnMapFull(t *testing.T) {
+	var b strings.Builder
+	warnMapFull(&b, map[string]uint64{"threads": 2, "stats": 14840})
+	want := "zcprof: warning: the BPF map stats was full: 14840 updates dropped since the last reading (with --metrics: zcprof_map_full_total)\n" +
+		"zcprof: warning: the BPF map threads was full: 2 updates dropped since the last reading (with --metrics: zcprof_map_full_total)\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

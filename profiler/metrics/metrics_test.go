@@ -13,7 +13,7 @@ import (
 func TestCountersAddUpIntervals(t *testing.T) {
 	e := New(2)
 	d := &report.Document{
-		Overhead: report.Overhead{BPFNS: 5e6, Events: 100},
+		Overhead: report.Overhead{BPFNS: 5e6, Events: 100, MapFull: map[string]uint64{"stats": 3}},
 		Processes: []report.Process{
 			{Comm: "nginx", Paths: []report.Path{
 				{Path: "tx.sendfile", Calls: 10, Bytes: 1 << 20, CPUNS: 2e9,
@@ -39,6 +39,7 @@ func TestCountersAddUpIntervals(t *testing.T) {
 		// The cap is 2: "a" and "b" are folded into "other".
 		{testutil.ToFloat64(e.cpu.WithLabelValues(OtherLabel, "user", "user")), 4, "other user seconds"},
 		{testutil.ToFloat64(e.bpf), 0.01, "bpf seconds"},
+		{testutil.ToFloat64(e.mapFull.WithLabelValues("stats")), 6, "stats map full"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
