@@ -290,7 +290,10 @@ func (s *session) handshake(ctx context.Context) error {
 	host := kernel.ReadHost()
 	name, _ := os.Hostname()
 	w := &pb.Welcome{Version: Version, Software: s.a.o.Software, Capabilities: capabilities(s.a.o.Limits),
-		ServerNonce: server, AuthRequired: s.a.o.Token != nil, Hostname: name, Kernel: host.Kernel}
+		ServerNonce: server, AuthRequired: s.a.o.Token != nil}
+	if s.a.o.Token == nil {
+		w.Hostname, w.Kernel = name, host.Kernel
+	}
 	if s.addrErr == nil {
 		w.DataAddr = s.local.String()
 	}
@@ -310,7 +313,8 @@ func (s *session) handshake(ctx context.Context) error {
 		s.fail(errAuth.Error())
 		return errAuth
 	}
-	ok := &pb.AuthOK{Mac: proof(s.a.o.Token, byAgent, server, h.ClientNonce)}
+	// Only now does the agent say who it is.
+	ok := &pb.AuthOK{Mac: proof(s.a.o.Token, byAgent, server, h.ClientNonce), Hostname: name, Kernel: host.Kernel}
 	return s.send(&pb.Reply{Msg: &pb.Reply_AuthOk{AuthOk: ok}})
 }
 

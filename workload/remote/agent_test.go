@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -129,6 +130,20 @@ func TestHelloAndToken(t *testing.T) {
 	if !strings.Contains(log.String(), "authentication failed") {
 		t.Errorf("agent log: %q", log.String())
 	}
+	// Before the token is proved the agent says only that it wants one,
+	// not which host or kernel it is.
+	s, done := rawSession(t, addr)
+	defer done()
+	if err := s.Send(hello(Version)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := r.GetWelcome(); w == nil || !w.AuthRequired || w.Hostname != "" || w.Kernel != "" {
+		t.Errorf("welcome before the token: %v, want auth required and no host", r)
+	}
 }
 
 // The token never crosses the connection: a proof is bound to both
@@ -210,7 +225,7 @@ func TestVersionMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "version mismatch: the client (zcprof raw) speaks protocol 2, this agent (zcprof test) 1"
+	want := fmt.Sprintf("version mismatch: the client (zcprof raw) speaks protocol %d, this agent (zcprof test) %d", Version+1, Version)
 	if f := r.GetFailure(); f == nil || f.Message != want {
 		t.Errorf("reply %v, want failure %q", r, want)
 	}

@@ -401,9 +401,7 @@ func (c *Client) handshake(ctx context.Context) error {
 		return fmt.Errorf("the agent at %s: protocol error: bad nonce", c.name)
 	}
 	c.welcome = w
-	if w.Hostname != "" {
-		c.name = fmt.Sprintf("%s (%s)", clip(w.Hostname), strings.TrimPrefix(c.o.Addr, "ssh://"))
-	}
+	c.nameHost()
 	if c.ssh != nil {
 		ip, err := netip.ParseAddr(w.DataAddr)
 		if err != nil {
@@ -427,13 +425,24 @@ func (c *Client) handshake(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if ok := r.GetAuthOk(); ok == nil || !validProof(c.o.Token, byAgent, w.ServerNonce, cn, ok.Mac) {
+	ok := r.GetAuthOk()
+	if ok == nil || !validProof(c.o.Token, byAgent, w.ServerNonce, cn, ok.Mac) {
 		return fmt.Errorf("the agent at %s did not prove it holds the same token", c.name)
 	}
+	w.Hostname, w.Kernel = ok.Hostname, ok.Kernel
+	c.nameHost()
 	return nil
 }
 
-// Host is the agent's host name and kernel, as it said in its hello.
+// nameHost names the agent by its host, once it has said it.
+func (c *Client) nameHost() {
+	if h := c.welcome.Hostname; h != "" {
+		c.name = fmt.Sprintf("%s (%s)", clip(h), strings.TrimPrefix(c.o.Addr, "ssh://"))
+	}
+}
+
+// Host is the agent's host name and kernel, as it said in its welcome, or
+// after authentication when it requires a token.
 func (c *Client) Host() (name, kernel string) { return c.welcome.Hostname, c.welcome.Kernel }
 
 // Addrs implements run.Peer.

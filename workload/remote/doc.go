@@ -12,5 +12,6 @@
 package remote
 
 // Version is the control protocol's version; a client and an agent of
-// different versions refuse each other in one line.
-const Version = 1
+// different versions refuse each other in one line. 2: an agent that
+// requires a token names its host only once the client has proved it.
+const Version = 2

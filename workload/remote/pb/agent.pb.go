@@ -463,8 +463,10 @@ type Welcome struct {
 	Capabilities []string               `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	ServerNonce  []byte                 `protobuf:"bytes,4,opt,name=server_nonce,json=serverNonce,proto3" json:"server_nonce,omitempty"`
 	AuthRequired bool                   `protobuf:"varint,5,opt,name=auth_required,json=authRequired,proto3" json:"auth_required,omitempty"`
-	Hostname     string                 `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	Kernel       string                 `protobuf:"bytes,7,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	// The agent's host name and kernel: here when it requires no token,
+	// else only in AuthOK, to a client that proved it holds the token.
+	Hostname string `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Kernel   string `protobuf:"bytes,7,opt,name=kernel,proto3" json:"kernel,omitempty"`
 	// The agent's own address for data connections (IPv4 or IPv6): where the
 	// client reached it. Over ssh the client has only a host name, which
 	// its ssh config may map anywhere.
@@ -608,6 +610,8 @@ func (x *Auth) GetMac() []byte {
 type AuthOK struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Mac           []byte                 `protobuf:"bytes,1,opt,name=mac,proto3" json:"mac,omitempty"`
+	Hostname      string                 `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Kernel        string                 `protobuf:"bytes,3,opt,name=kernel,proto3" json:"kernel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -647,6 +651,20 @@ func (x *AuthOK) GetMac() []byte {
 		return x.Mac
 	}
 	return nil
+}
+
+func (x *AuthOK) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *AuthOK) GetKernel() string {
+	if x != nil {
+		return x.Kernel
+	}
+	return ""
 }
 
 type Prepare struct {
@@ -1312,9 +1330,11 @@ const file_pb_agent_proto_rawDesc = "" +
 	"\x06kernel\x18\a \x01(\tR\x06kernel\x12\x1b\n" +
 	"\tdata_addr\x18\b \x01(\tR\bdataAddr\"\x18\n" +
 	"\x04Auth\x12\x10\n" +
-	"\x03mac\x18\x01 \x01(\fR\x03mac\"\x1a\n" +
+	"\x03mac\x18\x01 \x01(\fR\x03mac\"N\n" +
 	"\x06AuthOK\x12\x10\n" +
-	"\x03mac\x18\x01 \x01(\fR\x03mac\"\xc3\x03\n" +
+	"\x03mac\x18\x01 \x01(\fR\x03mac\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x16\n" +
+	"\x06kernel\x18\x03 \x01(\tR\x06kernel\"\xc3\x03\n" +
 	"\aPrepare\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x1b\n" +
