@@ -204,9 +204,9 @@ func (s *session) fail(msg string) error {
 	return s.send(&pb.Reply{Msg: &pb.Reply_Failure{Failure: &pb.Failure{Message: msg}}})
 }
 
-// next waits for the client's next request; nil when the stream ended.
 var errNothingInTime = errors.New("the client sent nothing in time")
 
+// next waits for the client's next request; nil when the stream ended.
 func (s *session) next(ctx context.Context, timeout <-chan time.Time) (*pb.Request, error) {
 	select {
 	case r, ok := <-s.reqs:
