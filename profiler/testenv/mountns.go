@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,9 +42,10 @@ func InFreshMounts(t *testing.T) bool {
 	// before exec: nothing the child mounts or unmounts reaches the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	out, err := cmd.CombinedOutput()
-	// The test's own result line (a subtest may skip while it passes).
+	// The test's own result line (a subtest of it may skip while it
+	// passes; a subtest's own line is indented).
 	result := func(r string) bool {
-		return strings.Contains("\n"+string(out), "\n--- "+r+": "+t.Name()+" (")
+		return regexp.MustCompile(`(?m)^\s*--- ` + r + `: ` + regexp.QuoteMeta(t.Name()) + ` \(`).Match(out)
 	}
 	switch {
 	case err != nil:
