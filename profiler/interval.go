@@ -109,6 +109,19 @@ type Interval struct {
 	MapFull map[string]uint64
 }
 
+// mapFull is the updates each BPF map refused for being full between two
+// readings (stats: Dropped; threads and thread_infos: threads left out).
+func mapFull(prev, cur *Snapshot) map[string]uint64 {
+	full := map[string]uint64{}
+	for name, n := range map[string]uint64{"stats": cur.Dropped - prev.Dropped,
+		"threads": cur.ThreadsFull - prev.ThreadsFull, "thread_infos": cur.ThreadInfosFull - prev.ThreadInfosFull} {
+		if n > 0 {
+			full[name] = n
+		}
+	}
+	return full
+}
+
 // Delta computes cur - prev. prev may be nil (everything since attach).
 func Delta(prev, cur *Snapshot) Interval {
 	if prev == nil {
@@ -188,16 +201,7 @@ func Delta(prev, cur *Snapshot) Interval {
 			}
 		}
 	}
-	iv.MapFull = map[string]uint64{}
-	if iv.Dropped > 0 {
-		iv.MapFull["stats"] = iv.Dropped
-	}
-	if n := cur.ThreadsFull - prev.ThreadsFull; n > 0 {
-		iv.MapFull["threads"] = n
-	}
-	if n := cur.ThreadInfosFull - prev.ThreadInfosFull; n > 0 {
-		iv.MapFull["thread_infos"] = n
-	}
+	iv.MapFull = mapFull(prev, cur)
 	retiredAdj := retiredSincePrev(prev, cur)
 	for gen, td := range byGen {
 		now, ok := cur.clock(gen)

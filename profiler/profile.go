@@ -165,7 +165,7 @@ loop:
 				return nil, err
 			}
 			if opts.Interval == 0 || opts.OnInterval == nil {
-				if full := Delta(prev, snap).MapFull; len(full) > 0 && opts.OnMapFull != nil {
+				if full := mapFull(prev, snap); len(full) > 0 && opts.OnMapFull != nil {
 					opts.OnMapFull(full)
 				}
 				prev = snap
