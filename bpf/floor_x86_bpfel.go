@@ -27,6 +27,13 @@ const (
 	FloorProgCalibSample       = "calib_sample"
 	FloorProgCalibSysEnter     = "calib_sys_enter"
 	FloorProgCalibSysExit      = "calib_sys_exit"
+	FloorProgClockIrqEntry     = "clock_irq_entry"
+	FloorProgClockIrqExit      = "clock_irq_exit"
+	FloorProgClockSchedSwitch  = "clock_sched_switch"
+	FloorProgClockSoftirqEntry = "clock_softirq_entry"
+	FloorProgClockSoftirqExit  = "clock_softirq_exit"
+	FloorProgClockSysEnter     = "clock_sys_enter"
+	FloorProgClockSysExit      = "clock_sys_exit"
 	FloorProgFloorIrqEntry     = "floor_irq_entry"
 	FloorProgFloorIrqExit      = "floor_irq_exit"
 	FloorProgFloorSchedSwitch  = "floor_sched_switch"
@@ -83,6 +90,13 @@ type FloorProgramSpecs struct {
 	CalibSample       *ebpf.ProgramSpec `ebpf:"calib_sample"`
 	CalibSysEnter     *ebpf.ProgramSpec `ebpf:"calib_sys_enter"`
 	CalibSysExit      *ebpf.ProgramSpec `ebpf:"calib_sys_exit"`
+	ClockIrqEntry     *ebpf.ProgramSpec `ebpf:"clock_irq_entry"`
+	ClockIrqExit      *ebpf.ProgramSpec `ebpf:"clock_irq_exit"`
+	ClockSchedSwitch  *ebpf.ProgramSpec `ebpf:"clock_sched_switch"`
+	ClockSoftirqEntry *ebpf.ProgramSpec `ebpf:"clock_softirq_entry"`
+	ClockSoftirqExit  *ebpf.ProgramSpec `ebpf:"clock_softirq_exit"`
+	ClockSysEnter     *ebpf.ProgramSpec `ebpf:"clock_sys_enter"`
+	ClockSysExit      *ebpf.ProgramSpec `ebpf:"clock_sys_exit"`
 	FloorIrqEntry     *ebpf.ProgramSpec `ebpf:"floor_irq_entry"`
 	FloorIrqExit      *ebpf.ProgramSpec `ebpf:"floor_irq_exit"`
 	FloorSchedSwitch  *ebpf.ProgramSpec `ebpf:"floor_sched_switch"`
@@ -151,6 +165,13 @@ type FloorPrograms struct {
 	CalibSample       *ebpf.Program `ebpf:"calib_sample"`
 	CalibSysEnter     *ebpf.Program `ebpf:"calib_sys_enter"`
 	CalibSysExit      *ebpf.Program `ebpf:"calib_sys_exit"`
+	ClockIrqEntry     *ebpf.Program `ebpf:"clock_irq_entry"`
+	ClockIrqExit      *ebpf.Program `ebpf:"clock_irq_exit"`
+	ClockSchedSwitch  *ebpf.Program `ebpf:"clock_sched_switch"`
+	ClockSoftirqEntry *ebpf.Program `ebpf:"clock_softirq_entry"`
+	ClockSoftirqExit  *ebpf.Program `ebpf:"clock_softirq_exit"`
+	ClockSysEnter     *ebpf.Program `ebpf:"clock_sys_enter"`
+	ClockSysExit      *ebpf.Program `ebpf:"clock_sys_exit"`
 	FloorIrqEntry     *ebpf.Program `ebpf:"floor_irq_entry"`
 	FloorIrqExit      *ebpf.Program `ebpf:"floor_irq_exit"`
 	FloorSchedSwitch  *ebpf.Program `ebpf:"floor_sched_switch"`
@@ -165,6 +186,13 @@ func (p *FloorPrograms) Close() error {
 		p.CalibSample,
 		p.CalibSysEnter,
 		p.CalibSysExit,
+		p.ClockIrqEntry,
+		p.ClockIrqExit,
+		p.ClockSchedSwitch,
+		p.ClockSoftirqEntry,
+		p.ClockSoftirqExit,
+		p.ClockSysEnter,
+		p.ClockSysExit,
 		p.FloorIrqEntry,
 		p.FloorIrqExit,
 		p.FloorSchedSwitch,
