@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.h"
 #include "zcb_stats.h"
+#include "owner_split.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -1334,6 +1335,8 @@ static __always_inline int on_exit_ctx(__u8 ctx)
 	}
 	now = dispatch_cut(c, now, cfg_hook_dispatch_ns);
 	charge(c, now, 1, 0);
+	if (ctx == CTX_SOFTIRQ_NET_RX)
+		close_net_rx_seg(now);
 	probe_done_est(c, now, EST_CTX_EXIT + ctx); /* at the interrupt's level */
 	c->depth--;
 	return 0;

@@ -193,7 +193,6 @@ enum zc_est_slot {
 enum zc_feature_est {
 	FEST_SEND_LENGTH,     /* accounting: sock:sock_send_length */
 	FEST_OWN_NETIF_RX,    /* softirq owner split */
-	FEST_OWN_SIRQ_EXIT,
 	FEST_OWN_TCP_PROBE,
 	FEST_ZCB_SENDMSG,     /* byte classes */
 	FEST_ZCB_SEND_LENGTH,

@@ -59,6 +59,40 @@ type AccountingZcCpu struct {
 	Pend      AccountingZcPathCounts
 }
 
+type AccountingZcOwnerKey struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Owner uint32
+	Ctx   uint8
+	Pad   [7]uint8
+}
+
+type AccountingZcOwnerPending struct {
+	_   structs.HostLayout
+	Skb uint64
+	Gen uint32
+	Pad uint32
+	Ns  uint64
+}
+
+type AccountingZcOwnerSeg struct {
+	_     structs.HostLayout
+	Start uint64
+	Skb   uint64
+	Gen   uint32
+	Owner uint32
+	Open  uint32
+	Pad   uint32
+	Id    uint64
+}
+
+type AccountingZcOwnerVal struct {
+	_     structs.HostLayout
+	Segs  uint64
+	Bytes uint64
+	Ns    uint64
+}
+
 type AccountingZcPathCounts struct {
 	_ structs.HostLayout
 	P [16]AccountingZcStatVal
@@ -145,6 +179,10 @@ const (
 	AccountingMapCgroupFilter       = "cgroup_filter"
 	AccountingMapCpuStates          = "cpu_states"
 	AccountingMapExecCopies         = "exec_copies"
+	AccountingMapOwnerDrops         = "owner_drops"
+	AccountingMapOwnerPending       = "owner_pending"
+	AccountingMapOwnerSegs          = "owner_segs"
+	AccountingMapOwnerStats         = "owner_stats"
 	AccountingMapSpill              = "spill"
 	AccountingMapStats              = "stats"
 	AccountingMapTargetsTgid        = "targets_tgid"
@@ -265,6 +303,10 @@ type AccountingMapSpecs struct {
 	CgroupFilter *ebpf.MapSpec `ebpf:"cgroup_filter"`
 	CpuStates    *ebpf.MapSpec `ebpf:"cpu_states"`
 	ExecCopies   *ebpf.MapSpec `ebpf:"exec_copies"`
+	OwnerDrops   *ebpf.MapSpec `ebpf:"owner_drops"`
+	OwnerPending *ebpf.MapSpec `ebpf:"owner_pending"`
+	OwnerSegs    *ebpf.MapSpec `ebpf:"owner_segs"`
+	OwnerStats   *ebpf.MapSpec `ebpf:"owner_stats"`
 	Spill        *ebpf.MapSpec `ebpf:"spill"`
 	Stats        *ebpf.MapSpec `ebpf:"stats"`
 	TargetsTgid  *ebpf.MapSpec `ebpf:"targets_tgid"`
@@ -319,6 +361,10 @@ type AccountingMaps struct {
 	CgroupFilter *ebpf.Map `ebpf:"cgroup_filter"`
 	CpuStates    *ebpf.Map `ebpf:"cpu_states"`
 	ExecCopies   *ebpf.Map `ebpf:"exec_copies"`
+	OwnerDrops   *ebpf.Map `ebpf:"owner_drops"`
+	OwnerPending *ebpf.Map `ebpf:"owner_pending"`
+	OwnerSegs    *ebpf.Map `ebpf:"owner_segs"`
+	OwnerStats   *ebpf.Map `ebpf:"owner_stats"`
 	Spill        *ebpf.Map `ebpf:"spill"`
 	Stats        *ebpf.Map `ebpf:"stats"`
 	TargetsTgid  *ebpf.Map `ebpf:"targets_tgid"`
@@ -334,6 +380,10 @@ func (m *AccountingMaps) Close() error {
 		m.CgroupFilter,
 		m.CpuStates,
 		m.ExecCopies,
+		m.OwnerDrops,
+		m.OwnerPending,
+		m.OwnerSegs,
+		m.OwnerStats,
 		m.Spill,
 		m.Stats,
 		m.TargetsTgid,

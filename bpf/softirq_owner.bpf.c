@@ -15,9 +15,11 @@
  * at softirq exit. IP-level work before tcp_rcv_established (including the
  * deferred MSG_ZEROCOPY copy in ip_local_deliver_finish) therefore lands in
  * the right segment, and so do the ACK and transmits tcp_rcv_established
- * triggers. An skb queued to a socket's backlog (its owner is inside a
+ * triggers (the accounting's softirq_exit handler closes the last one:
+ * owner_split.h). An skb queued to a socket's backlog (its owner is inside a
  * syscall) reaches tcp_probe only later, from the owner's release_sock: its
- * segment is kept in `pending` (a slot by skb address), counted as unattributed, and
+ * segment is kept in `owner_pending` (a slot by skb address), counted as
+ * unattributed, and
  * moved to the owner when that tcp_probe comes. (An skb the backlog
  * coalesces into its tail is freed unprobed and stays unattributed.)
  *
@@ -32,7 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.h"
-#include "softirq_owner.h"
+#include "owner_split.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -46,61 +48,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u32);
 } owners SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct zc_owner_key);
-	__type(value, struct zc_owner_val);
-} owner_stats SEC(".maps");
-
-struct zc_owner_seg {
-	__u64 start;
-	__u64 skb;
-	__u32 gen;
-	__u32 owner;
-	__u32 open;
-	__u32 pad;
-	__u64 id; /* scratch: resolve_pending */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct zc_owner_seg);
-} owner_segs SEC(".maps");
-
-struct zc_owner_pending {
-	__u64 skb; /* 0: free */
-	__u32 gen;
-	__u32 pad;
-	__u64 ns;
-};
-
-/* The NET_RX time of skbs that went to a socket backlog, in a slot by skb
- * address. An array, not a hash map: an LRU hash update and delete per
- * backlogged segment cost more than the rest of the split (on our guests
- * 400-600 ns per segment); a slot another skb takes first, or two CPUs
- * write at once, leaves that time unattributed, as an LRU eviction did.
- * The owner and UNKNOWN always move by the same amount, so the NET_RX
- * total stays exact either way. */
-#define PENDING_SLOTS 65536
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PENDING_SLOTS);
-	__type(key, __u32);
-	__type(value, struct zc_owner_pending);
-} pending SEC(".maps");
-
-static __always_inline struct zc_owner_pending *pending_slot(__u64 skb)
-{
-	/* skbs come from a slab: mix the address's middle bits. */
-	__u32 i = (__u32)((skb * 0x9E3779B97F4A7C15ULL) >> 48) & (PENDING_SLOTS - 1);
-
-	return bpf_map_lookup_elem(&pending, &i);
-}
 
 /* The last segment tcp_probe counted bytes for on this CPU. If the stack
  * then drops it (receive memory full, beyond the window, a duplicate of
@@ -125,14 +72,6 @@ struct {
 	__type(value, struct zc_owner_probe);
 } owner_probes SEC(".maps");
 
-__u64 owner_dropped = 0;
-
-static __always_inline struct zc_owner_seg *this_seg(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&owner_segs, &zero);
-}
-
 static __always_inline int in_net_rx(struct zc_cpu *c)
 {
 	return c->depth > 0 && c->stack[masked(c->depth, MAX_DEPTH - 1)] == CTX_SOFTIRQ_NET_RX;
@@ -145,43 +84,6 @@ static __always_inline __u32 current_gen(struct zc_cpu *c)
 	if (!c->resolved || c->tid != (__u32)bpf_get_current_pid_tgid())
 		return 0;
 	return c->gen;
-}
-
-static __always_inline void add_owner(__u32 gen, __u32 owner, __u8 ctx, __u64 segs, __u64 bytes, __u64 ns)
-{
-	struct zc_owner_key k = { .gen = gen, .owner = owner, .ctx = ctx };
-	struct zc_owner_val *v = bpf_map_lookup_elem(&owner_stats, &k);
-
-	if (!v) {
-		struct zc_owner_val zero = {};
-		bpf_map_update_elem(&owner_stats, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&owner_stats, &k);
-		if (!v) {
-			__sync_fetch_and_add(&owner_dropped, 1);
-			return;
-		}
-	}
-	v->segs += segs;
-	v->bytes += bytes;
-	v->ns += ns;
-}
-
-static __always_inline void close_seg(struct zc_owner_seg *s, __u64 now)
-{
-	struct zc_owner_pending *p;
-	__u64 skb = s->skb;
-
-	if (!s->open)
-		return;
-	s->open = 0;
-	if (now <= s->start)
-		return;
-	add_owner(s->gen, s->owner, ZC_OWNER_CTX_NET_RX, 0, 0, now - s->start);
-	if (s->owner == ZC_OWNER_UNKNOWN && skb && (p = pending_slot(skb))) {
-		p->gen = s->gen;
-		p->ns = now - s->start;
-		p->skb = skb;
-	}
 }
 
 /* A backlogged skb reached tcp_rcv_established: its NET_RX time moves from
@@ -226,18 +128,6 @@ static __always_inline int on_netif_receive_skb(const struct sk_buff *skb)
 	s->skb = (__u64)skb;
 	s->gen = current_gen(c);
 	s->owner = ZC_OWNER_UNKNOWN;
-	return 0;
-}
-
-static __always_inline int on_softirq_exit(unsigned int vec)
-{
-	struct zc_owner_seg *s;
-
-	if (vec != NET_RX_SOFTIRQ)
-		return 0;
-	s = this_seg();
-	if (s)
-		close_seg(s, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -423,9 +313,6 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 SEC("tp_btf/netif_receive_skb")
 int PROBE_PROG_EST(FEST_OWN_NETIF_RX, btf_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
 
-SEC("tp_btf/softirq_exit")
-int PROBE_PROG_EST(FEST_OWN_SIRQ_EXIT, btf_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
-
 SEC("tp_btf/tcp_probe")
 int PROBE_PROG_EST(FEST_OWN_TCP_PROBE, btf_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 {
@@ -442,9 +329,6 @@ int PROBE_PROG(btf_own_kfree_skb, struct sk_buff *skb, void *location, int reaso
 
 SEC("raw_tp/netif_receive_skb")
 int PROBE_PROG_EST(FEST_OWN_NETIF_RX, raw_own_netif_rx, struct sk_buff *skb) { return on_netif_receive_skb(skb); }
-
-SEC("raw_tp/softirq_exit")
-int PROBE_PROG_EST(FEST_OWN_SIRQ_EXIT, raw_own_sirq_exit, unsigned int vec) { return on_softirq_exit(vec); }
 
 SEC("raw_tp/tcp_probe")
 int PROBE_PROG_EST(FEST_OWN_TCP_PROBE, raw_own_tcp_probe, struct sock *sk, const struct sk_buff *skb)

@@ -151,22 +151,20 @@ type SoftirqOwnerZcThread struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	SoftirqOwnerMapCpuStates         = "cpu_states"
+	SoftirqOwnerMapOwnerDrops        = "owner_drops"
+	SoftirqOwnerMapOwnerPending      = "owner_pending"
 	SoftirqOwnerMapOwnerProbes       = "owner_probes"
 	SoftirqOwnerMapOwnerSegs         = "owner_segs"
 	SoftirqOwnerMapOwnerStats        = "owner_stats"
 	SoftirqOwnerMapOwners            = "owners"
-	SoftirqOwnerMapPending           = "pending"
 	SoftirqOwnerMapThreads           = "threads"
 	SoftirqOwnerProgBtfOwnKfreeSkb   = "btf_own_kfree_skb"
 	SoftirqOwnerProgBtfOwnNetifRx    = "btf_own_netif_rx"
-	SoftirqOwnerProgBtfOwnSirqExit   = "btf_own_sirq_exit"
 	SoftirqOwnerProgBtfOwnTcpProbe   = "btf_own_tcp_probe"
 	SoftirqOwnerProgRawOwnKfreeSkb   = "raw_own_kfree_skb"
 	SoftirqOwnerProgRawOwnNetifRx    = "raw_own_netif_rx"
-	SoftirqOwnerProgRawOwnSirqExit   = "raw_own_sirq_exit"
 	SoftirqOwnerProgRawOwnTcpProbe   = "raw_own_tcp_probe"
 	SoftirqOwnerVarCfgHookDispatchNs = "cfg_hook_dispatch_ns"
-	SoftirqOwnerVarOwnerDropped      = "owner_dropped"
 )
 
 // LoadSoftirqOwner returns the embedded CollectionSpec for SoftirqOwner.
@@ -213,11 +211,9 @@ type SoftirqOwnerSpecs struct {
 type SoftirqOwnerProgramSpecs struct {
 	BtfOwnKfreeSkb *ebpf.ProgramSpec `ebpf:"btf_own_kfree_skb"`
 	BtfOwnNetifRx  *ebpf.ProgramSpec `ebpf:"btf_own_netif_rx"`
-	BtfOwnSirqExit *ebpf.ProgramSpec `ebpf:"btf_own_sirq_exit"`
 	BtfOwnTcpProbe *ebpf.ProgramSpec `ebpf:"btf_own_tcp_probe"`
 	RawOwnKfreeSkb *ebpf.ProgramSpec `ebpf:"raw_own_kfree_skb"`
 	RawOwnNetifRx  *ebpf.ProgramSpec `ebpf:"raw_own_netif_rx"`
-	RawOwnSirqExit *ebpf.ProgramSpec `ebpf:"raw_own_sirq_exit"`
 	RawOwnTcpProbe *ebpf.ProgramSpec `ebpf:"raw_own_tcp_probe"`
 }
 
@@ -225,13 +221,14 @@ type SoftirqOwnerProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SoftirqOwnerMapSpecs struct {
-	CpuStates   *ebpf.MapSpec `ebpf:"cpu_states"`
-	OwnerProbes *ebpf.MapSpec `ebpf:"owner_probes"`
-	OwnerSegs   *ebpf.MapSpec `ebpf:"owner_segs"`
-	OwnerStats  *ebpf.MapSpec `ebpf:"owner_stats"`
-	Owners      *ebpf.MapSpec `ebpf:"owners"`
-	Pending     *ebpf.MapSpec `ebpf:"pending"`
-	Threads     *ebpf.MapSpec `ebpf:"threads"`
+	CpuStates    *ebpf.MapSpec `ebpf:"cpu_states"`
+	OwnerDrops   *ebpf.MapSpec `ebpf:"owner_drops"`
+	OwnerPending *ebpf.MapSpec `ebpf:"owner_pending"`
+	OwnerProbes  *ebpf.MapSpec `ebpf:"owner_probes"`
+	OwnerSegs    *ebpf.MapSpec `ebpf:"owner_segs"`
+	OwnerStats   *ebpf.MapSpec `ebpf:"owner_stats"`
+	Owners       *ebpf.MapSpec `ebpf:"owners"`
+	Threads      *ebpf.MapSpec `ebpf:"threads"`
 }
 
 // SoftirqOwnerVariableSpecs contains global variables before they are loaded into the kernel.
@@ -239,7 +236,6 @@ type SoftirqOwnerMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type SoftirqOwnerVariableSpecs struct {
 	CfgHookDispatchNs *ebpf.VariableSpec `ebpf:"cfg_hook_dispatch_ns"`
-	OwnerDropped      *ebpf.VariableSpec `ebpf:"owner_dropped"`
 }
 
 // SoftirqOwnerObjects contains all objects after they have been loaded into the kernel.
@@ -262,23 +258,25 @@ func (o *SoftirqOwnerObjects) Close() error {
 //
 // It can be passed to LoadSoftirqOwnerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SoftirqOwnerMaps struct {
-	CpuStates   *ebpf.Map `ebpf:"cpu_states"`
-	OwnerProbes *ebpf.Map `ebpf:"owner_probes"`
-	OwnerSegs   *ebpf.Map `ebpf:"owner_segs"`
-	OwnerStats  *ebpf.Map `ebpf:"owner_stats"`
-	Owners      *ebpf.Map `ebpf:"owners"`
-	Pending     *ebpf.Map `ebpf:"pending"`
-	Threads     *ebpf.Map `ebpf:"threads"`
+	CpuStates    *ebpf.Map `ebpf:"cpu_states"`
+	OwnerDrops   *ebpf.Map `ebpf:"owner_drops"`
+	OwnerPending *ebpf.Map `ebpf:"owner_pending"`
+	OwnerProbes  *ebpf.Map `ebpf:"owner_probes"`
+	OwnerSegs    *ebpf.Map `ebpf:"owner_segs"`
+	OwnerStats   *ebpf.Map `ebpf:"owner_stats"`
+	Owners       *ebpf.Map `ebpf:"owners"`
+	Threads      *ebpf.Map `ebpf:"threads"`
 }
 
 func (m *SoftirqOwnerMaps) Close() error {
 	return _SoftirqOwnerClose(
 		m.CpuStates,
+		m.OwnerDrops,
+		m.OwnerPending,
 		m.OwnerProbes,
 		m.OwnerSegs,
 		m.OwnerStats,
 		m.Owners,
-		m.Pending,
 		m.Threads,
 	)
 }
@@ -288,7 +286,6 @@ func (m *SoftirqOwnerMaps) Close() error {
 // It can be passed to LoadSoftirqOwnerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SoftirqOwnerVariables struct {
 	CfgHookDispatchNs *ebpf.Variable `ebpf:"cfg_hook_dispatch_ns"`
-	OwnerDropped      *ebpf.Variable `ebpf:"owner_dropped"`
 }
 
 // SoftirqOwnerPrograms contains all programs after they have been loaded into the kernel.
@@ -297,11 +294,9 @@ type SoftirqOwnerVariables struct {
 type SoftirqOwnerPrograms struct {
 	BtfOwnKfreeSkb *ebpf.Program `ebpf:"btf_own_kfree_skb"`
 	BtfOwnNetifRx  *ebpf.Program `ebpf:"btf_own_netif_rx"`
-	BtfOwnSirqExit *ebpf.Program `ebpf:"btf_own_sirq_exit"`
 	BtfOwnTcpProbe *ebpf.Program `ebpf:"btf_own_tcp_probe"`
 	RawOwnKfreeSkb *ebpf.Program `ebpf:"raw_own_kfree_skb"`
 	RawOwnNetifRx  *ebpf.Program `ebpf:"raw_own_netif_rx"`
-	RawOwnSirqExit *ebpf.Program `ebpf:"raw_own_sirq_exit"`
 	RawOwnTcpProbe *ebpf.Program `ebpf:"raw_own_tcp_probe"`
 }
 
@@ -309,11 +304,9 @@ func (p *SoftirqOwnerPrograms) Close() error {
 	return _SoftirqOwnerClose(
 		p.BtfOwnKfreeSkb,
 		p.BtfOwnNetifRx,
-		p.BtfOwnSirqExit,
 		p.BtfOwnTcpProbe,
 		p.RawOwnKfreeSkb,
 		p.RawOwnNetifRx,
-		p.RawOwnSirqExit,
 		p.RawOwnTcpProbe,
 	)
 }

@@ -226,7 +226,7 @@ func (b batchPair) measure() dispatchEstimate {
 // sys_enter, sys_exit and sched_switch programs of backend, loaded with
 // maps of their own that make this thread their only target.
 func measureHandlerDispatch(backend string) dispatchEstimate {
-	spec, err := accountingSpec(filterConfig{filter: filterTid, selfTgid: uint32(os.Getpid())}, byteclass.Off)
+	spec, err := accountingSpec(filterConfig{filter: filterTid, selfTgid: uint32(os.Getpid())}, byteclass.Off, false)
 	if err != nil {
 		return calibrationFailed(err)
 	}

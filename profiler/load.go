@@ -163,7 +163,7 @@ var statsEntries, threadsEntries uint32
 
 // accountingSpec returns the compiled accounting object with its
 // configuration constants set.
-func accountingSpec(cfg filterConfig, byteClasses string) (*ebpf.CollectionSpec, error) {
+func accountingSpec(cfg filterConfig, byteClasses string, ownerSplit bool) (*ebpf.CollectionSpec, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("remove memlock limit: %w", err)
 	}
@@ -181,6 +181,12 @@ func accountingSpec(cfg filterConfig, byteClasses string) (*ebpf.CollectionSpec,
 	}
 	if threadsEntries != 0 {
 		spec.Maps["threads"].MaxEntries = threadsEntries
+	}
+	if !ownerSplit {
+		// Never written without the owner programs: no memory for them.
+		for _, name := range ownerSplitMaps {
+			spec.Maps[name].MaxEntries = 1
+		}
 	}
 	if err := byteclass.SetupAccounting(spec, byteClasses); err != nil {
 		return nil, fmt.Errorf("accounting object: %w", err)
@@ -215,14 +221,21 @@ func boolU32(b bool) uint32 {
 }
 
 // sharedMapNames are the accounting maps that every object reading the
-// accounting declares too (bpf/common.h).
-var sharedMapNames = []string{"threads", "cpu_states"}
+// accounting declares too (bpf/common.h), and the softirq owner split's
+// (bpf/owner_split.h).
+var sharedMapNames = append([]string{"threads", "cpu_states"}, ownerSplitMaps...)
+
+// ownerSplitMaps are the owner split's maps, in the accounting object.
+var ownerSplitMaps = []string{"owner_stats", "owner_segs", "owner_pending", "owner_drops"}
 
 // SharedMaps returns the session's maps for every accounting map spec
 // declares, to pass as ebpf.CollectionOptions.MapReplacements: an object
 // must never use its own copy. A size mismatch means the object was not
 // regenerated after bpf/accounting.h changed.
 func (s *Session) SharedMaps(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, error) {
+	if _, ok := spec.Maps[ownerSplitMaps[0]]; ok && !s.ownerSplit {
+		return nil, errors.New("the accounting session was opened without OwnerSplit")
+	}
 	repl := map[string]*ebpf.Map{}
 	for _, name := range sharedMapNames {
 		ms, ok := spec.Maps[name]
@@ -237,6 +250,9 @@ func (s *Session) SharedMaps(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, e
 			return nil, fmt.Errorf("map %s: %d/%d-byte key/value, the accounting's are %d/%d: an object in bpf/ is stale, run make generate",
 				name, ms.KeySize, ms.ValueSize, m.KeySize(), m.ValueSize())
 		}
+		// Sized by the accounting (accountingSpec): the object's
+		// declaration must agree, or the replacement is refused.
+		ms.MaxEntries = m.MaxEntries()
 		repl[name] = m
 	}
 	return repl, nil

@@ -23,6 +23,11 @@ type Options struct {
 	// ByteClasses: how send decisions are observed: "auto" (default),
 	// byteclass.Decision, Syscall, SyscallReturn or Off.
 	ByteClasses string
+	// OwnerSplit sizes the softirq owner split's counters, which live in
+	// the accounting object (its softirq_exit handler closes the split's
+	// segments), so that profiler/softirqowner can attach to the session.
+	// Without it they hold one entry each.
+	OwnerSplit bool
 }
 
 // Session owns the loaded accounting programs and their maps. Close releases
@@ -36,6 +41,8 @@ type Session struct {
 	core      *ebpf.Collection
 	cgroupDir *os.File
 	bytes     *byteclass.Loaded // nil when not loaded
+	// ownerSplit: the owner split's maps are sized for it (Options).
+	ownerSplit bool
 	tracefs   *pseudofs.Hold
 	// dispatchNS is the calibrated per-run cost the handlers cannot time
 	// (calibrate.go), counted as probe time with every timed run.
@@ -57,11 +64,11 @@ func Open(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := accountingSpec(cfg, opts.ByteClasses)
+	spec, err := accountingSpec(cfg, opts.ByteClasses, opts.OwnerSplit)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{unavailable: map[string]string{}, nextGen: 1}
+	s := &Session{unavailable: map[string]string{}, nextGen: 1, ownerSplit: opts.OwnerSplit}
 	// The kernel's BPF run-time statistics stay off: they add two clock
 	// reads to every run of every BPF program on the host. The handlers
 	// time themselves (taxonomy.CtxProbe); what they cannot time is calibrated

@@ -70,16 +70,19 @@ type Tracker struct {
 	links []link.Link
 }
 
-// tracepoints and their program names (without the btf_/raw_ prefix).
+// tracepoints and their program names (without the btf_/raw_ prefix). The
+// segment open at softirq exit is closed by the accounting's own
+// softirq_exit handler (bpf/owner_split.h): one program on that hook.
 var points = []struct{ tracepoint, prog string }{
 	{"netif_receive_skb", "own_netif_rx"},
-	{"softirq_exit", "own_sirq_exit"},
 	{"tcp_probe", "own_tcp_probe"},
 	{"kfree_skb", "own_kfree_skb"}, // takes back the bytes of dropped segments
 }
 
 // Attach loads the programs of the session's backend, sharing its
-// cpu_states map, and adds them to the session's overhead figures.
+// cpu_states map and the split's counters (the session must be opened
+// with profiler.Options.OwnerSplit), and adds them to the session's
+// overhead figures.
 func Attach(sess *profiler.Session) (*Tracker, error) {
 	spec, err := bpf.LoadSoftirqOwner()
 	if err != nil {
@@ -173,9 +176,7 @@ func (t *Tracker) Read() (Counts, error) {
 // Dropped counts updates lost to a full map.
 func (t *Tracker) Dropped() uint64 {
 	var n uint64
-	if v, ok := t.coll.Variables["owner_dropped"]; ok {
-		_ = v.Get(&n)
-	}
+	_ = t.coll.Maps["owner_drops"].Lookup(uint32(0), &n)
 	return n
 }
 

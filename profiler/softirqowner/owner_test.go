@@ -40,7 +40,7 @@ func TestOwnerBytes(t *testing.T) {
 			for _, th := range tr.Threads() {
 				tids = append(tids, th.TID)
 			}
-			sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: c.backend})
+			sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: c.backend, OwnerSplit: true})
 			if err != nil {
 				t.Fatal(err)
 			}

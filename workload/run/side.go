@@ -128,7 +128,7 @@ func (l *LocalSide) Start(context.Context) error {
 		tids[i] = th.TID
 	}
 	var err error
-	if l.sess, err = profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: l.o.Backend, ByteClasses: l.o.ByteClasses}); err != nil {
+	if l.sess, err = profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: l.o.Backend, ByteClasses: l.o.ByteClasses, OwnerSplit: true}); err != nil {
 		return err
 	}
 	// The owner split is an extra: a kernel that refuses it loses the
