@@ -187,6 +187,48 @@ func TestRemoteTCP(t *testing.T) {
 	}
 }
 
+// TestRemoteCI: --ci across hosts repeats a cell until the interval of
+// the throughput and of both sides' CPU (the receiver's measured by the
+// peer) is narrow enough, or says it was not after --repeat runs.
+func TestRemoteCI(t *testing.T) {
+	h := newTwoHosts(t)
+	h.startAgent(t)
+	for _, c := range []struct {
+		ci      string
+		runs    int
+		reached bool
+	}{
+		{"50,100", 3, true}, // within ±50% at 50%: any three runs not ten times apart
+		{"99,0.001", 4, false},
+	} {
+		r := run(t, h.client(h.remoteArgs("--method", "write", "--bytes", "4M", "--ci", c.ci, "--repeat", "4",
+			"--backend", "none", "--json", "-q")...))
+		if r.code != 0 {
+			t.Fatalf("--ci %s: exit %d: %s", c.ci, r.code, r.stderr)
+		}
+		d := decode(t, r.stdout)
+		if len(d.Cells) != 1 {
+			t.Fatalf("--ci %s: %d cells", c.ci, len(d.Cells))
+		}
+		cell := d.Cells[0]
+		if cell.Repeats != c.runs || cell.ConfidenceReached == nil || *cell.ConfidenceReached != c.reached {
+			t.Errorf("--ci %s: %d runs, reached %v; want %d runs, reached %v", c.ci, cell.Repeats, cell.ConfidenceReached, c.runs, c.reached)
+		}
+		for _, k := range []string{"throughput_bps", "sender.on_cpu_ns", "receiver.on_cpu_ns"} {
+			if s := cell.Stats[k]; s.N != c.runs || s.Mean <= 0 {
+				t.Errorf("--ci %s: %s over %d runs, mean %f; want %d runs", c.ci, k, s.N, s.Mean, c.runs)
+			}
+		}
+		warned := strings.Contains(strings.Join(d.Warnings, "\n"), "confidence interval is not within")
+		if warned == c.reached {
+			t.Errorf("--ci %s: warnings %q", c.ci, d.Warnings)
+		}
+		if cell.Workload.ReceivedBytes != 4<<20 || cell.Receiver.Host == nil || cell.Receiver.Host.Hostname != peerHostname {
+			t.Errorf("--ci %s: received %d, receiver host %+v", c.ci, cell.Workload.ReceivedBytes, cell.Receiver.Host)
+		}
+	}
+}
+
 // TestRemoteIPv6: the agent reached at an IPv6 address takes its data
 // connections over IPv6 too, both ways.
 func TestRemoteIPv6(t *testing.T) {
