@@ -43,7 +43,7 @@ type Session struct {
 	bytes     *byteclass.Loaded // nil when not loaded
 	// ownerSplit: the owner split's maps are sized for it (Options).
 	ownerSplit bool
-	tracefs   *pseudofs.Hold
+	tracefs    *pseudofs.Hold
 	// dispatchNS is the calibrated per-run cost the handlers cannot time
 	// (calibrate.go), counted as probe time with every timed run.
 	dispatchNS uint64
