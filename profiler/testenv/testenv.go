@@ -43,8 +43,10 @@ func InVM() bool { return os.Getenv(EnvVM) == "1" }
 // accounting and schedstat disagreed by up to 1.9% on most long-running
 // threads, 7-8% on a spawned command's main thread (56 ms of 701 ms on
 // 6.1, 59 ms of 975 ms on 6.12), and up to 8 ms on short ones with large
-// boundary corrections; the cause is not established (an open defect), and
-// precision is asserted at the native bound on our 6.18 machines.
+// boundary corrections; the cause is not established (an open defect; not
+// the guest's clock: 6.12 under TCG runs on the tsc clocksource with
+// sched_clock marked stable), and precision is asserted at the native
+// bound on our 6.18 machines.
 func PrecisionSlack(runtimeNS uint64) uint64 {
 	if !InVM() {
 		return 0
