@@ -267,3 +267,41 @@ func assertTxMatchesPaths(t *testing.T, p report.Process) {
 		t.Errorf("classified %d bytes, syscalls returned %d", p.Zerocopy.TxBytes, sum)
 	}
 }
+
+// TestNoPinnedSendsLeavesDeferredHooks: a session whose targets make no
+// pinned sends attaches no deferred-copy program (every skb of the host
+// passes their hooks) and does not report them missing; by default both
+// are attached.
+func TestNoPinnedSendsLeavesDeferredHooks(t *testing.T) {
+	requireBPF(t)
+	deferred := []string{"zcb_netif_receive_skb", "zcb_net_dev_start_xmit"}
+	for _, noPinned := range []bool{false, true} {
+		sess, err := Open(Options{Target: Target{PIDs: []int{os.Getpid()}}, NoPinnedSends: noPinned})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.bytes == nil {
+			sess.Close()
+			t.Fatalf("no byte classes: %v", sess.Unavailable())
+		}
+		attached := map[string]bool{}
+		for _, p := range sess.bytes.Programs() {
+			info, err := p.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			attached[info.Name] = true
+		}
+		for _, name := range deferred {
+			if got := attached[name]; got == noPinned {
+				t.Errorf("NoPinnedSends %v: %s attached: %v (programs %v)", noPinned, name, got, attached)
+			}
+		}
+		for k := range sess.Unavailable() {
+			if strings.Contains(k, "deferred copies") {
+				t.Errorf("NoPinnedSends %v: %q reported unavailable", noPinned, k)
+			}
+		}
+		sess.Close()
+	}
+}

@@ -28,6 +28,11 @@ type Options struct {
 	// segments), so that profiler/softirqowner can attach to the session.
 	// Without it they hold one entry each.
 	OwnerSplit bool
+	// NoPinnedSends: the targets make no MSG_ZEROCOPY or io_uring SEND_ZC
+	// sends, so the byte classes leave out the programs that count later
+	// copies of pinned pages, on hooks every skb passes
+	// (byteclass.Options).
+	NoPinnedSends bool
 }
 
 // Session owns the loaded accounting programs and their maps. Close releases
@@ -125,7 +130,7 @@ func Open(opts Options) (*Session, error) {
 			s.unavailable["tracefs"] = err.Error()
 		}
 	}
-	s.bytes, err = byteclass.Open(s.core.Maps, opts.ByteClasses, s.unavailable, SetHookDispatch)
+	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends}, s.unavailable, SetHookDispatch)
 	if err != nil {
 		s.Close()
 		return nil, err

@@ -3,6 +3,7 @@ package byteclass
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -74,13 +75,17 @@ var (
 	// socket) and exit (the bytes).
 	zcbSendSyscalls = append(syscallPoints("zcb_se_", "sys_enter_", sendSyscalls...),
 		syscallPoints("zcb_sx_", "sys_exit_", sendSyscalls...)...)
-	zcbOthers = []zcbPoint{
+	// The deferred copies of pinned pages: every skb of the host passes
+	// these hooks, and only a zero-copy skb counts (Options.NoPinnedSends).
+	zcbDeferred = []zcbPoint{
 		{prog: "zcb_netif_receive_skb", name: "netif_receive_skb", lost: "byte classes: deferred copies on local delivery"},
 		{prog: "zcb_net_dev_start_xmit", name: "net_dev_start_xmit", lost: "byte classes: deferred copies for packet taps"},
+	}
+	zcbOthers = append(slices.Clone(zcbDeferred), []zcbPoint{
 		{prog: "zcb_error_report", name: "inet_sk_error_report", lost: "byte classes: MSG_ZEROCOPY completions"},
 		{prog: "zcb_uring_complete", group: "io_uring", name: "io_uring_complete", lost: "byte classes: io_uring notifications"},
 		{prog: "zcb_rx_copy", name: "skb_copy_datagram_iovec", lost: "byte classes: receive copies"},
-	}
+	}...)
 	// What the accounting's own syscall handlers note for the byte
 	// classes (cfg_byte_classes in bpf/accounting.bpf.c): no program of
 	// their own to attach, but the source checks need kernel addresses.
@@ -131,13 +136,24 @@ func SourcesUnavailable(unavailable map[string]string) []string {
 	return out
 }
 
+// Options says which byte classes a session needs.
+type Options struct {
+	// Want is "", "auto", Decision, Syscall, SyscallReturn or Off.
+	Want string
+	// NoPinnedSends: the targets make no MSG_ZEROCOPY or io_uring SEND_ZC
+	// sends (zcprof run knows its method), so no skb of theirs can be
+	// copied later: the deferred-copy programs, which every skb of the
+	// host passes, are not attached (nor reported missing).
+	NoPinnedSends bool
+}
+
 // Open loads the byte-class programs on top of the accounting's maps
-// (shared: the session's, for the threads map). want is "", "auto",
-// Decision, Syscall, SyscallReturn or Off. setHookDispatch sets the
+// (shared: the session's, for the threads map). setHookDispatch sets the
 // object's cfg_hook_dispatch_ns before load (profiler.SetHookDispatch).
 // Failures are recorded in unavailable, never fatal: nil, nil when
 // nothing could be loaded or byte classes are off.
-func Open(shared map[string]*ebpf.Map, want string, unavailable map[string]string, setHookDispatch func(*ebpf.CollectionSpec) error) (*Loaded, error) {
+func Open(shared map[string]*ebpf.Map, o Options, unavailable map[string]string, setHookDispatch func(*ebpf.CollectionSpec) error) (*Loaded, error) {
+	want := o.Want
 	if want == "" {
 		want = "auto"
 	}
@@ -159,7 +175,7 @@ func Open(shared map[string]*ebpf.Map, want string, unavailable map[string]strin
 	if err == nil {
 		var b *Loaded
 		if b, err = loadMaps(spec, shared); err == nil {
-			return b.attachAll(spec, want, unavailable), nil
+			return b.attachAll(spec, want, o.NoPinnedSends, unavailable), nil
 		}
 	}
 	unavailable["byte classes"] = err.Error()
@@ -170,7 +186,7 @@ func Open(shared map[string]*ebpf.Map, want string, unavailable map[string]strin
 // first backend that works (or the one asked for): tcp_sendmsg_locked with
 // sock_send_length (6.16+), sock_send_length with the syscall inference
 // (6.3+), or the send syscalls' returns with the same inference.
-func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, unavailable map[string]string) *Loaded {
+func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, noPinned bool, unavailable map[string]string) *Loaded {
 	try := func(p zcbPoint) error {
 		err := b.attach(spec, p)
 		if err != nil && p.lost != "" {
@@ -218,6 +234,9 @@ func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, unavailable m
 		}
 	}
 	for _, p := range zcbOthers {
+		if noPinned && slices.Contains(zcbDeferred, p) {
+			continue
+		}
 		try(p)
 	}
 	// tcp_retransmit_skb gained an err argument in 6.13: try that first.

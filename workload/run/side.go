@@ -128,7 +128,8 @@ func (l *LocalSide) Start(context.Context) error {
 		tids[i] = th.TID
 	}
 	var err error
-	if l.sess, err = profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: l.o.Backend, ByteClasses: l.o.ByteClasses, OwnerSplit: true}); err != nil {
+	if l.sess, err = profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: l.o.Backend, ByteClasses: l.o.ByteClasses, OwnerSplit: true,
+		NoPinnedSends: !l.plays(workload.RoleSender) || !zerocopyMethod(l.cfg.Method)}); err != nil {
 		return err
 	}
 	// The owner split is an extra: a kernel that refuses it loses the
