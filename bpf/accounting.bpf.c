@@ -423,6 +423,17 @@ static __noinline int flush_thread(struct zc_cpu *c, __s64 kdiff, __u64 kruns)
 	return 0;
 }
 
+/* The task leaving this CPU (switched out, or found replaced): a target's
+ * counts go back to its entry, with its run's difference from the
+ * kernel's; a non-target's handler time to the system row. */
+static __always_inline void flush_leaving(struct zc_cpu *c, __s64 kdiff, __u64 kruns)
+{
+	if (c->gen)
+		flush_thread(c, kdiff, kruns);
+	else
+		flush_probe(c);
+}
+
 /* Another task is current than the last sched_switch announced (as next,
  * or as the task we resolved since). Cut where
  * the kernel started the current task's run (its se.exec_start, converted
@@ -458,10 +469,7 @@ static __noinline int missed_switch(struct zc_cpu *c, __u32 tid, __u64 now)
 		if (t)
 			add_stat(t->gen, t->path, CTX_SWITCH_UNCERTAIN, window, 1, 0);
 	}
-	if (c->gen)
-		flush_thread(c, 0, 0);
-	else
-		flush_probe(c);
+	flush_leaving(c, 0, 0);
 	c->in_pid = tid;
 	c->in_ts = b;
 	c->in_rq = rq;
@@ -1277,11 +1285,7 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 prev_state,
 			__sync_fetch_and_add(&clamped_runs, 1);
 		kruns = 1; /* runs compared: the self-check bounds the term by them */
 	}
-	/* prev's; this handler's own time is next's run */
-	if (c->gen)
-		flush_thread(c, kept, kruns);
-	else
-		flush_probe(c);
+	flush_leaving(c, kept, kruns); /* prev's; this handler's own time is next's run */
 	c->in_pid = next_pid;
 	c->in_ts = b;
 	c->in_rq = next_exec_start;

@@ -34,6 +34,24 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 }
 
 /* This CPU's accounting state. */
+/* The value under key in a counter map, inserted as zero if new; NULL when
+ * the map refuses it (full, or -EBUSY when an insert interrupts another
+ * into the same bucket on this CPU), which drops[0] counts. */
+static __always_inline void *counter_slot(void *map, const void *key, const void *zero, void *drops)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	__u32 first = 0;
+	__u64 *n;
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(map, key);
+	if (!v && (n = bpf_map_lookup_elem(drops, &first)))
+		__sync_fetch_and_add(n, 1);
+	return v;
+}
+
 static __always_inline struct zc_cpu *this_cpu(void)
 {
 	__u32 zero = 0;

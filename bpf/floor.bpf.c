@@ -38,24 +38,12 @@ struct {
 	__type(value, struct floor_count);
 } floor_runs SEC(".maps");
 
-static __always_inline int run(void)
-{
-	__u32 zero = 0;
-	struct floor_count *n;
-
-	if (bpf_get_current_pid_tgid() >> 32 != floor_tgid)
-		return 0;
-	n = bpf_map_lookup_elem(&floor_runs, &zero);
-	if (n)
-		n->runs++;
-	return 0;
-}
-
-/* run() plus the one clock read per event that any exact timer needs (the
- * clock floor): on our PVM guests the read alone costs more than the
- * trivial program's whole run, so it bounds what exact accounting can cost
- * from below. The reading is kept so that it cannot be optimised away. */
-static __always_inline int run_clocked(void)
+/* clocked: plus the one clock read per event that any exact timer needs
+ * (the clock floor, clock_*): on our PVM guests the read alone costs more
+ * than the trivial program's whole run, so it bounds what exact accounting
+ * can cost from below. The reading is kept so that it cannot be optimised
+ * away. */
+static __always_inline int run(bool clocked)
 {
 	__u32 zero = 0;
 	struct floor_count *n;
@@ -65,7 +53,8 @@ static __always_inline int run_clocked(void)
 	n = bpf_map_lookup_elem(&floor_runs, &zero);
 	if (n) {
 		n->runs++;
-		n->timed_ns = bpf_ktime_get_ns();
+		if (clocked)
+			n->timed_ns = bpf_ktime_get_ns();
 	}
 	return 0;
 }
@@ -88,47 +77,18 @@ static __always_inline int calib(void)
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(floor_sys_enter) { return run(); }
+/* The floor's programs on every accounting hook, named prefix_<hook>. */
+#define ON_ACCOUNTING_HOOKS(prefix, clocked)                                   \
+	SEC("tp_btf/sys_enter") int BPF_PROG(prefix##_sys_enter) { return run(clocked); } \
+	SEC("tp_btf/sys_exit") int BPF_PROG(prefix##_sys_exit) { return run(clocked); } \
+	SEC("tp_btf/sched_switch") int BPF_PROG(prefix##_sched_switch) { return run(clocked); } \
+	SEC("tp_btf/softirq_entry") int BPF_PROG(prefix##_softirq_entry) { return run(clocked); } \
+	SEC("tp_btf/softirq_exit") int BPF_PROG(prefix##_softirq_exit) { return run(clocked); } \
+	SEC("tp_btf/irq_handler_entry") int BPF_PROG(prefix##_irq_entry) { return run(clocked); } \
+	SEC("tp_btf/irq_handler_exit") int BPF_PROG(prefix##_irq_exit) { return run(clocked); }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(floor_sys_exit) { return run(); }
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(floor_sched_switch) { return run(); }
-
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(floor_softirq_entry) { return run(); }
-
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(floor_softirq_exit) { return run(); }
-
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(floor_irq_entry) { return run(); }
-
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(floor_irq_exit) { return run(); }
-
-SEC("tp_btf/sys_enter")
-int BPF_PROG(clock_sys_enter) { return run_clocked(); }
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(clock_sys_exit) { return run_clocked(); }
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(clock_sched_switch) { return run_clocked(); }
-
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(clock_softirq_entry) { return run_clocked(); }
-
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(clock_softirq_exit) { return run_clocked(); }
-
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(clock_irq_entry) { return run_clocked(); }
-
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(clock_irq_exit) { return run_clocked(); }
+ON_ACCOUNTING_HOOKS(floor, false)
+ON_ACCOUNTING_HOOKS(clock, true)
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(calib_sys_enter) { return calib(); }

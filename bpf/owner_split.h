@@ -85,22 +85,11 @@ static __always_inline struct zc_owner_pending *pending_slot(__u64 skb)
 static __always_inline void add_owner(__u32 gen, __u32 owner, __u8 ctx, __u64 segs, __u64 bytes, __u64 ns)
 {
 	struct zc_owner_key k = { .gen = gen, .owner = owner, .ctx = ctx };
-	struct zc_owner_val *v = bpf_map_lookup_elem(&owner_stats, &k);
+	struct zc_owner_val zero = {}, *v;
 
-	if (!v) {
-		struct zc_owner_val zero = {};
-		__u32 key = 0;
-		__u64 *drops;
-
-		bpf_map_update_elem(&owner_stats, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&owner_stats, &k);
-		if (!v) {
-			drops = bpf_map_lookup_elem(&owner_drops, &key);
-			if (drops)
-				__sync_fetch_and_add(drops, 1);
-			return;
-		}
-	}
+	v = counter_slot(&owner_stats, &k, &zero, &owner_drops);
+	if (!v)
+		return;
 	v->segs += segs;
 	v->bytes += bytes;
 	v->ns += ns;

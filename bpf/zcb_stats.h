@@ -30,25 +30,13 @@ struct {
 static __always_inline void add_class(__u32 gen, __u8 path, __u8 class, __u64 bytes, __u64 events)
 {
 	struct zcb_key k = { .gen = gen, .path = path, .class = class };
-	struct zcb_val *v;
+	struct zcb_val zero = {}, *v;
 
 	if (!gen)
 		return;
-	v = bpf_map_lookup_elem(&zcb_stats, &k);
-	if (!v) {
-		struct zcb_val zero = {};
-		__u32 key = 0;
-		__u64 *drops;
-
-		bpf_map_update_elem(&zcb_stats, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&zcb_stats, &k);
-		if (!v) {
-			drops = bpf_map_lookup_elem(&zcb_drops, &key);
-			if (drops)
-				__sync_fetch_and_add(drops, 1);
-			return;
-		}
-	}
+	v = counter_slot(&zcb_stats, &k, &zero, &zcb_drops);
+	if (!v)
+		return;
 	v->bytes += bytes;
 	v->events += events;
 }
