@@ -75,8 +75,8 @@ static __always_inline struct zc_owner_seg *this_seg(void)
 
 static __always_inline struct zc_owner_pending *pending_slot(__u64 skb)
 {
-	/* skbs come from a slab: mix the address's middle bits. A session
-	 * without the split has one slot: most lookups miss, none is made. */
+	/* skbs come from a slab: mix the address's middle bits. (A session
+	 * without the split has one slot, but opens no segment to need it.) */
 	__u32 i = (__u32)((skb * 0x9E3779B97F4A7C15ULL) >> 48) & (PENDING_SLOTS - 1);
 
 	return bpf_map_lookup_elem(&owner_pending, &i);

@@ -142,3 +142,23 @@ func TestOwnerBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestAttachNeedsOwnerSplit: the split's counters live in the accounting
+// object, sized only for a session opened with OwnerSplit; attaching to
+// any other session is refused in one line, before anything is loaded.
+func TestAttachNeedsOwnerSplit(t *testing.T) {
+	requireBPF(t)
+	sess, err := profiler.Open(profiler.Options{Target: profiler.Target{TIDs: []int{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	trk, err := Attach(sess)
+	if err == nil {
+		trk.Close()
+		t.Fatal("attached to a session opened without OwnerSplit")
+	}
+	if want := "softirq owner: the accounting session was opened without OwnerSplit"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}
