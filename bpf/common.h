@@ -33,7 +33,6 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 	return v & mask;
 }
 
-/* This CPU's accounting state. */
 /* The value under key in a counter map, inserted as zero if new; NULL when
  * the map refuses it (full, or -EBUSY when an insert interrupts another
  * into the same bucket on this CPU), which drops[0] counts. */
@@ -52,6 +51,7 @@ static __always_inline void *counter_slot(void *map, const void *key, const void
 	return v;
 }
 
+/* This CPU's accounting state. */
 static __always_inline struct zc_cpu *this_cpu(void)
 {
 	__u32 zero = 0;
