@@ -121,7 +121,7 @@ static __always_inline void close_net_rx_seg(__u64 now)
 {
 	struct zc_owner_seg *s = this_seg();
 
-	if (s && s->open)
+	if (s)
 		close_seg(s, now);
 }
 

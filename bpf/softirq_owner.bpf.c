@@ -19,8 +19,7 @@
  * owner_split.h). An skb queued to a socket's backlog (its owner is inside a
  * syscall) reaches tcp_probe only later, from the owner's release_sock: its
  * segment is kept in `owner_pending` (a slot by skb address), counted as
- * unattributed, and
- * moved to the owner when that tcp_probe comes. (An skb the backlog
+ * unattributed, and moved to the owner when that tcp_probe comes. (An skb the backlog
  * coalesces into its tail is freed unprobed and stays unattributed.)
  *
  * Owners are socket cookies registered from user space (SO_COOKIE).
