@@ -531,8 +531,7 @@ func TestExactMsgZerocopy(t *testing.T) {
 			if mzr := m.fn(m.snd, FuncMsgZerocopyRealloc, sk.Path, sk.Ctx); mzr.Bytes != uint64(cfg.Bytes) {
 				t.Errorf("msg_zerocopy_realloc covered %d bytes, want %d", mzr.Bytes, cfg.Bytes)
 			}
-			// ...and copied again on local delivery (skb_copy_ubufs),
-			// mostly in the sender's own NET_RX softirq.
+			// ...and copied again on local delivery (skb_copy_ubufs).
 			// Exactly once per byte, unless TCP retransmitted (seen on
 			// 6.12 under emulation: one 64 KiB skb copied twice), or the
 			// kernel skipped some of its calls, which the backend then
@@ -551,20 +550,43 @@ func TestExactMsgZerocopy(t *testing.T) {
 			case scu.Bytes < uint64(cfg.Bytes) || (m.retrans == 0 && scu.Bytes != uint64(cfg.Bytes)):
 				t.Errorf("skb_copy_ubufs copied %d bytes, want %d (%d TCP retransmissions meanwhile, nothing lost)", scu.Bytes, cfg.Bytes, m.retrans)
 			}
-			nk := profiler.Key{Gen: m.snd, Path: sk.Path, Ctx: taxonomy.CtxSoftirqNetRx}
-			own := m.fn(m.snd, FuncSkbCopyUbufs, nk.Path, nk.Ctx)
-			if own.Calls == 0 {
-				t.Errorf("no skb_copy_ubufs in the sender's NET_RX: %+v", scu)
-			}
-			within(t, "skb_copy_ubufs in the sender's NET_RX", own.NS, m.tasks[nk])
-			if ns, ok := m.category(nk, attrib.CopyDeferred); !ok || ns != own.SelfNS() {
-				t.Errorf("copy.deferred %d ns (present %v), want skb_copy_ubufs' %d ns", ns, ok, own.SelfNS())
+			// The copy runs in NET_RX, billed to whoever the softirq
+			// interrupted: mostly the sender (its local_bh_enable after
+			// the loopback xmit), else ksoftirqd (gen 0) once a softirq
+			// overran its budget, or the receiver sharing the sender's CPU.
+			// Not a choice zcprof makes: 6.1 leaves every softirq to a
+			// woken ksoftirqd until it has run (ksoftirqd_running(), gone
+			// in 6.3). In one CI run (four guests on two CPUs) none of 104
+			// calls was the sender's; with the host's CPUs kept busy, 84
+			// of 101 were ksoftirqd's and 16 the receiver's. Wherever
+			// they are, their time fits that key's exact time and is its
+			// copy.deferred.
+			for k, s := range m.keysOf(FuncSkbCopyUbufs) {
+				if k.Ctx != taxonomy.CtxSoftirqNetRx || (k.Gen != m.snd && k.Gen != m.rcv && k.Gen != 0) {
+					t.Errorf("skb_copy_ubufs under %+v (sender %#x, receiver %#x): %+v, want NET_RX of one of them or of the system", k, m.snd, m.rcv, s)
+					continue
+				}
+				within(t, fmt.Sprintf("skb_copy_ubufs (%d calls) in %s's %s", s.Calls, whose(k.Gen, m.snd, m.rcv), k.Path), s.NS, m.tasks[k])
+				if ns, ok := m.category(k, attrib.CopyDeferred); !ok || ns != s.SelfNS() {
+					t.Errorf("%+v: copy.deferred %d ns (present %v), want skb_copy_ubufs' %d ns", k, ns, ok, s.SelfNS())
+				}
 			}
 			if ns, ok := m.category(sk, attrib.ZcPin); !ok || ns == 0 {
 				t.Errorf("sender: no zc.pin in %+v", m.cats[sk])
 			}
 		})
 	}
+}
+
+// whose names a generation in a failure or a log line.
+func whose(gen, snd, rcv uint32) string {
+	switch gen {
+	case snd:
+		return "the sender"
+	case rcv:
+		return "the receiver"
+	}
+	return "the system"
 }
 
 // checkExpectedFunctions asserts make vmtest's per-kernel function lists.
