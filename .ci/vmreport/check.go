@@ -168,8 +168,8 @@ func check(dir string) error {
 	return nil
 }
 
-// printVerdict: one line per package, then the full output of every
-// failed test and the problems.
+// printVerdict: one line per package, then what every failed test
+// printed, the end of each failed package's output, and the problems.
 func printVerdict(s summary, g *guestLog) {
 	fmt.Printf("== %s: %s, kernel %s, %d s\n", s.Series, s.Package, s.Kernel, s.Seconds)
 	for _, p := range s.Packages {
@@ -183,10 +183,18 @@ func printVerdict(s summary, g *guestLog) {
 		}
 	}
 	for _, p := range g.Packages {
-		if p.RC == 0 && p.Done {
+		if _, fail, _ := p.count(); p.RC == 0 && p.Done && fail == 0 {
 			continue
 		}
-		fmt.Printf("---- output of %s (last 150 lines)\n%s\n", p.Name, lastLines(strings.Join(p.Lines, "\n"), 150))
+		// Each failed test's own lines first: a package's last lines
+		// are mostly the tests that ran after it, and CI shows only the
+		// head and tail of this output.
+		for _, t := range p.Tests {
+			if t.Status == "FAIL" && len(t.Output) > 0 {
+				fmt.Printf("---- %s.%s failed:\n%s\n", p.Name, t.Name, lastLines(strings.Join(t.Output, "\n"), 40))
+			}
+		}
+		fmt.Printf("---- output of %s (last 40 lines)\n%s\n", p.Name, lastLines(strings.Join(p.Lines, "\n"), 40))
 	}
 	printSlowest(g, 8)
 	for _, pr := range s.Problems {

@@ -153,6 +153,7 @@ func parseTests(lines []string) []testResult {
 		}
 		secs, _ := strconv.ParseFloat(m[4], 64)
 		t := testResult{Name: m[3], Status: m[2], Seconds: secs, Output: logs[m[3]]}
+		delete(logs, m[3]) // -test.count runs a name again
 		indent := len(m[1])
 		for j := i + 1; j < len(lines); j++ {
 			next := lines[j]
