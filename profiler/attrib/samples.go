@@ -69,7 +69,17 @@ type Samples struct {
 	// task they interrupted was switched in (the timer interrupt waited
 	// through the switch): they stand for another task's time.
 	Total, SystemTask, Dropped, NoStack, Unwound, Skipped, Crossed uint64
+	// LeafLag is how many samples bound for Leaves (every sample but the
+	// SystemTask and Crossed ones) the counters gained while Leaves was
+	// being read (counters read before and after it, readCounters): the
+	// counters, read after, are ahead of Leaves by at most this plus one
+	// sample in flight per CPU, and never behind it. In a difference
+	// (Sub), LeafLagBefore is the earlier reading's.
+	LeafLag, LeafLagBefore uint64
 }
+
+// leafBound counts the samples that go to Leaves (Dropped ones aside).
+func (s *Samples) leafBound() uint64 { return s.Total - s.SystemTask - s.Crossed }
 
 // Backend implements Reading.
 func (*Samples) Backend() string { return NameSampling }
@@ -81,7 +91,7 @@ func (a *Samples) Sub(b *Samples) *Samples {
 	}
 	out := &Samples{UsualLatenessNS: a.UsualLatenessNS, Total: a.Total - b.Total, SystemTask: a.SystemTask - b.SystemTask,
 		Dropped: a.Dropped - b.Dropped, NoStack: a.NoStack - b.NoStack, Unwound: a.Unwound - b.Unwound, Skipped: a.Skipped - b.Skipped,
-		Crossed: a.Crossed - b.Crossed}
+		Crossed: a.Crossed - b.Crossed, LeafLag: a.LeafLag, LeafLagBefore: b.LeafLag}
 	out.Leaves = subCounts(a.Leaves, b.Leaves)
 	out.Counts = subCounts(a.Counts, b.Counts)
 	out.EarlyLeaves = subCounts(a.EarlyLeaves, b.EarlyLeaves)
@@ -136,6 +146,11 @@ func (s *Sampler) Collect() (*Samples, error) {
 		k  bpf.SamplerZcSampleKey
 		n  uint64
 	)
+	// The counters before and after Leaves bound what Leaves holds.
+	var before Samples
+	if err := s.readCounters(&before, false); err != nil {
+		return nil, err
+	}
 	lit := s.coll.Maps["leaves"].Iterate()
 	for lit.Next(&lk, &n) {
 		key := LeafKey{Key: profiler.Key{Gen: lk.Gen, Path: taxonomy.Path(lk.Path), Ctx: taxonomy.Ctx(lk.Ctx)}}
@@ -156,6 +171,10 @@ func (s *Sampler) Collect() (*Samples, error) {
 	if err := lit.Err(); err != nil && !errors.Is(err, ebpf.ErrIterationAborted) {
 		return nil, fmt.Errorf("read sampled leaves: %w", err)
 	}
+	if err := s.readCounters(out, true); err != nil {
+		return nil, err
+	}
+	out.LeafLag = out.leafBound() - min(out.leafBound(), before.leafBound())
 	it := s.coll.Maps["samples"].Iterate()
 	for it.Next(&k, &n) {
 		early := k.Kind&kindEarly != 0
@@ -194,16 +213,31 @@ func (s *Sampler) Collect() (*Samples, error) {
 	if cpus > 0 {
 		out.UsualLatenessNS = refs / cpus
 	}
+	return out, nil
+}
+
+// readCounters reads the sampler's counters (Total ... Crossed) into out,
+// one after the other while the CPUs go on counting. A sample counts
+// Total first, then one of SystemTask, Crossed or its leaf. So Total read
+// first, the others after, gives at most one sample per CPU more than the
+// leaves then held (one in flight); Total read last gives never fewer.
+func (s *Sampler) readCounters(out *Samples, totalLast bool) error {
+	dsts := []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound, &out.Skipped, &out.Crossed}
+	order := []int{0, 1, 2, 3, 4, 5, 6} // the ZC_STAT_* keys
+	if totalLast {
+		order = []int{1, 2, 3, 4, 5, 6, 0}
+	}
 	var perCPU []uint64
-	for i, dst := range []*uint64{&out.Total, &out.SystemTask, &out.Dropped, &out.NoStack, &out.Unwound, &out.Skipped, &out.Crossed} {
+	for _, i := range order {
 		if err := s.coll.Maps["sampler_stats"].Lookup(uint32(i), &perCPU); err != nil {
-			return nil, fmt.Errorf("read sampler stats: %w", err)
+			return fmt.Errorf("read sampler stats: %w", err)
 		}
+		*dsts[i] = 0
 		for _, v := range perCPU {
-			*dst += v
+			*dsts[i] += v
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // leafName symbolizes a sampled instruction as fold names a stack's
