@@ -43,10 +43,15 @@ func InVM() bool { return os.Getenv(EnvVM) == "1" }
 // accounting and schedstat disagreed by up to 1.9% on most long-running
 // threads, 7-8% on a spawned command's main thread (56 ms of 701 ms on
 // 6.1, 59 ms of 975 ms on 6.12), and up to 8 ms on short ones with large
-// boundary corrections; the cause is not established (an open defect; not
-// the guest's clock: 6.12 under TCG runs on the tsc clocksource with
-// sched_clock marked stable), and precision is asserted at the native
-// bound on our 6.18 machines.
+// boundary corrections. Mostly the boundary term: the kernel bills a
+// waker's tail after a wakeup preemption to the woken thread, and under
+// emulation that tail averages 100-300 us a run (the per-run bound, 100 us,
+// is a native syscall's length), e.g. a receiver billed 170 ms more than
+// it ran over 1,293 runs on 6.1; what is left after the term is within 1%
+// on most threads, 2% (21 ms) on one. Not the guest's clocks: a busy
+// thread's schedstat kept pace with CLOCK_MONOTONIC within 0.7% on all
+// three guests (hpet on 6.1, tsc on 6.12). Precision is asserted at the
+// native bound on our 6.18 machines.
 func PrecisionSlack(runtimeNS uint64) uint64 {
 	if !InVM() {
 		return 0
