@@ -184,7 +184,7 @@ func TestSampledWriteRead(t *testing.T) {
 	// are ahead of its leaves by at most its LeafLag plus a sample in
 	// flight per CPU, never behind, so the difference of two readings is
 	// within the later one's lag below and the earlier one's above. (A
-	// fixed 1% failed once in CI, four guests on two CPUs slowing reads.)
+	// fixed 1% failed once in CI, guests sharing two CPUs slowing reads.)
 	s := run.samples
 	target := s.Total - s.SystemTask - s.Crossed
 	inFlight := uint64(runtime.NumCPU())

@@ -557,7 +557,7 @@ func TestExactMsgZerocopy(t *testing.T) {
 			// overran its budget, or the receiver sharing the sender's CPU.
 			// Not a choice zcprof makes: 6.1 leaves every softirq to a
 			// woken ksoftirqd until it has run (ksoftirqd_running(), reverted
-			// in 6.5). In one CI run (four guests on two CPUs) none of 104
+			// in 6.5). In one CI run (guests sharing the host's two CPUs) none of 104
 			// calls was the sender's; with the host's CPUs kept busy, 84
 			// of 101 were ksoftirqd's and 16 the receiver's. Wherever
 			// they are, their time fits that key's exact time and is its
