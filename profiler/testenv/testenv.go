@@ -48,10 +48,8 @@ func InVM() bool { return os.Getenv(EnvVM) == "1" }
 // emulation that tail averages 100-300 us a run (the per-run bound, 100 us,
 // is a native syscall's length), e.g. a receiver billed 170 ms more than
 // it ran over 1,293 runs on 6.1; what is left after the term is within 1%
-// on most threads, 2% (21 ms) on one. Not the guest's clocks: a busy
-// thread's schedstat kept pace with CLOCK_MONOTONIC within 0.7% on all
-// three guests (hpet on 6.1, tsc on 6.12). Precision is asserted at the
-// native bound on our 6.18 machines.
+// on most threads, 2% (21 ms) on one (assertPrecision logs each thread's
+// terms). Precision is asserted at the native bound on our 6.18 machines.
 func PrecisionSlack(runtimeNS uint64) uint64 {
 	if !InVM() {
 		return 0
