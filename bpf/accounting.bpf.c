@@ -124,11 +124,6 @@ struct {
 #define PF_KTHREAD 0x00200000
 #define TASK_DEAD 0x00000080
 
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
-#define S_IFREG 0100000
-#define S_IFIFO 0010000
-
 #define O_DIRECT_FLAG 040000
 #define S_DAX_FLAG (1 << 13)
 
@@ -382,6 +377,7 @@ static __noinline int flush_thread(struct zc_cpu *c, __s64 kdiff, __u64 kruns)
 
 	if (!c->gen)
 		return 0;
+	settle_fd(c);
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (t && t->gen == c->gen) {
 		__sync_fetch_and_add(&t->seq, 1);
@@ -650,6 +646,7 @@ static __always_inline void charge_user(struct zc_cpu *c, __u64 now)
 
 static __always_inline void charge(struct zc_cpu *c, __u64 now, __u64 calls, __u64 bytes)
 {
+	settle_fd(c);
 	charge_as(c, now, c->gen, c->path, calls, bytes);
 }
 
@@ -684,51 +681,6 @@ static __noinline int move_unknown_current(struct zc_cpu *c, __u8 to)
 	if (t && t->gen == c->gen)
 		move_unknown(c, t, to);
 	return 0;
-}
-
-/* 6.2+: turns a pointer read with a helper into a typed one, so that the
- * file's fields are plain loads. Weak: missing on 6.1, where the fallback
- * below uses probe reads (~50-70 ns each on our VMs). */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-/* What an fd is, as classify() needs it: its file type (S_IFMT bits),
- * except that a socket is FD_TCP or FD_SOCK. The socket paths are TCP's:
- * UDP, AF_UNIX, netlink, MPTCP and raw sockets are FD_SOCK and their
- * syscalls go to "other". S_IFMT types are multiples of 010000, so
- * FD_SOCK is none of them. */
-#define FD_TCP S_IFSOCK
-#define FD_SOCK 1
-
-static __always_inline __u32 sock_kind(__u16 protocol, __u16 type)
-{
-	return is_tcp_stream(protocol, type) ? FD_TCP : FD_SOCK;
-}
-
-static __always_inline __u32 fd_kind(long fd)
-{
-	/* A socket file's private_data is its struct socket. */
-	struct file *f = fd_file(fd);
-	struct socket *sock;
-	__u32 mode;
-
-	if (!f)
-		return 0;
-	if (bpf_rdonly_cast) {
-		struct file *typed = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
-		struct sock *sk;
-
-		mode = typed->f_inode->i_mode & S_IFMT;
-		if (mode != S_IFSOCK)
-			return mode;
-		sock = bpf_rdonly_cast(typed->private_data, bpf_core_type_id_kernel(struct socket));
-		sk = sock->sk;
-		return sock_kind(sk->sk_protocol, sk->sk_type);
-	}
-	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
-	if (mode != S_IFSOCK)
-		return mode;
-	sock = BPF_CORE_READ(f, private_data);
-	return sock_kind(BPF_CORE_READ(sock, sk, sk_protocol), BPF_CORE_READ(sock, sk, sk_type));
 }
 
 #define IORING_SETUP_SQPOLL (1U << 1)
@@ -793,46 +745,58 @@ static __always_inline __u8 uring_enter_path(struct pt_regs *regs)
 
 /* Which path a syscall belongs to, from its number and arguments. The fd
  * type matters: write() to a file is not a socket send. */
-static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_sys *t)
+/* path if fd is a TCP socket, else PATH_OTHER; on trust when lazy (the
+ * socket calls at sys_enter: settle_fd in common.h checks it later). */
+static __always_inline __u8 tcp_path(struct zc_sys *t, long fd, __u8 path, bool lazy)
+{
+	if (!lazy)
+		return fd_kind(fd) == FD_TCP ? path : PATH_OTHER;
+	if (fd < 0 || fd > 0xfffff)
+		return PATH_OTHER; /* fd_file's range: a bad fd */
+	t->check_fd = fd + 1;
+	return path;
+}
+
+static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_sys *t, bool lazy)
 {
 	__u32 in, out;
+	__u8 path;
 
 	t->arg = 0;
+	t->check_fd = 0;
 	switch (nr) {
 	case NR_read:
 	case NR_readv:
-		return fd_kind(regs->di) == FD_TCP ? PATH_RX_READ : PATH_OTHER;
+	case NR_recvfrom:
+		return tcp_path(t, regs->di, PATH_RX_READ, lazy);
 	case NR_write:
 	case NR_writev:
-		return fd_kind(regs->di) == FD_TCP ? PATH_TX_WRITE : PATH_OTHER;
+		return tcp_path(t, regs->di, PATH_TX_WRITE, lazy);
 	case NR_sendto:
 	case NR_sendmmsg:
-		if (fd_kind(regs->di) != FD_TCP)
-			return PATH_OTHER;
-		if (nr == NR_sendmmsg)
+		path = regs->r10 & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
+		path = tcp_path(t, regs->di, path, lazy);
+		if (nr == NR_sendmmsg && path != PATH_OTHER)
 			t->arg = regs->si; /* the mmsghdr vector, for exit_bytes */
-		return regs->r10 & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
+		return path;
 	case NR_sendmsg:
-		if (fd_kind(regs->di) != FD_TCP)
-			return PATH_OTHER;
-		return regs->dx & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
+		path = regs->dx & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
+		return tcp_path(t, regs->di, path, lazy);
 	case NR_recvmsg:
-		if (fd_kind(regs->di) != FD_TCP)
-			return PATH_OTHER;
 		/* Reaping MSG_ZEROCOPY completions is part of that path's cost,
 		 * but not a send: count it without a call. */
 		if (regs->dx & MSG_ERRQUEUE) {
-			t->arg = ARG_NO_CALL;
-			return PATH_TX_MSG_ZEROCOPY;
+			path = tcp_path(t, regs->di, PATH_TX_MSG_ZEROCOPY, lazy);
+			if (path != PATH_OTHER)
+				t->arg = ARG_NO_CALL;
+			return path;
 		}
-		return PATH_RX_READ;
-	case NR_recvfrom:
-		return fd_kind(regs->di) == FD_TCP ? PATH_RX_READ : PATH_OTHER;
+		return tcp_path(t, regs->di, PATH_RX_READ, lazy);
 	case NR_recvmmsg:
-		if (fd_kind(regs->di) != FD_TCP)
-			return PATH_OTHER;
-		t->arg = regs->si;
-		return PATH_RX_READ;
+		path = tcp_path(t, regs->di, PATH_RX_READ, lazy);
+		if (path != PATH_OTHER)
+			t->arg = regs->si;
+		return path;
 	case NR_sendfile:
 		return fd_kind(regs->di) == FD_TCP ? PATH_TX_SENDFILE : PATH_OTHER;
 	case NR_splice:
@@ -1022,7 +986,7 @@ static __noinline int settle_unknown_slow(struct zc_cpu *c)
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	nr = regs->orig_ax;
 	if (nr >= 0 && (long)regs->ax == -ENOSYS) {
-		path = classify(nr, regs, &c->sys);
+		path = classify(nr, regs, &c->sys, false);
 	} else {
 		path = PATH_USER;
 	}
@@ -1107,7 +1071,7 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 	if (c->sys.restart_nr)
 		restart_entered(&c->sys, id);
 	regs = user_regs(sys_regs);
-	path = classify(id, regs, &c->sys);
+	path = classify(id, regs, &c->sys, true);
 	c->path = path;
 	if (cfg_byte_classes && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE))
 		note_source(id, regs, &c->sys);
@@ -1119,7 +1083,7 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
  * its arguments are still in the saved user registers. */
 static __noinline __u8 late_path(struct zc_cpu *c, struct pt_regs *regs)
 {
-	__u8 path = classify(regs->orig_ax, regs, &c->sys);
+	__u8 path = classify(regs->orig_ax, regs, &c->sys, false);
 
 	if (c->path == PATH_UNKNOWN)
 		move_unknown_current(c, path);
@@ -1139,6 +1103,7 @@ static __always_inline int on_sys_exit(long ret, struct pt_regs *sys_regs)
 	if (!c->gen)
 		return 0;
 	now = dispatch_cut(c, bpf_ktime_get_ns(), dispatch_ns);
+	settle_fd(c);
 	path = c->path;
 	if (path == PATH_UNKNOWN || path == PATH_USER)
 		path = late_path(c, user_regs(sys_regs));

@@ -113,7 +113,9 @@ struct zc_sys {
 	/* The last sendfile or splice source cannot splice (byte classes):
 	 * its pages were copied before they were spliced. */
 	__u8 src_copy;
-	__u8 pad[4];
+	/* 1 + the fd whose kind decides the current call's path, taken on
+	 * trust at sys_enter (settle_fd in common.h), else 0. */
+	__u32 check_fd;
 };
 
 /* Per thread, keyed by tid. Deleted when the thread is switched out dead, so

@@ -51,7 +51,7 @@ type AccountingZcCpu struct {
 		RestartNr   uint16
 		RestartPath uint8
 		SrcCopy     uint8
-		Pad         [4]uint8
+		CheckFd     uint32
 	}
 	PendSeq   uint64
 	PendDirty uint32
@@ -133,7 +133,7 @@ type AccountingZcThread struct {
 		RestartNr   uint16
 		RestartPath uint8
 		SrcCopy     uint8
-		Pad         [4]uint8
+		CheckFd     uint32
 	}
 	UnknownNs [8]uint64
 	Seq       uint64

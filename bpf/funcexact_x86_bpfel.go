@@ -45,7 +45,7 @@ type FuncexactZcCpu struct {
 		RestartNr   uint16
 		RestartPath uint8
 		SrcCopy     uint8
-		Pad         [4]uint8
+		CheckFd     uint32
 	}
 	PendSeq   uint64
 	PendDirty uint32
@@ -147,7 +147,7 @@ type FuncexactZcThread struct {
 		RestartNr   uint16
 		RestartPath uint8
 		SrcCopy     uint8
-		Pad         [4]uint8
+		CheckFd     uint32
 	}
 	UnknownNs [8]uint64
 	Seq       uint64

@@ -220,11 +220,12 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	 * time): the CPU state is valid for its tid once resolved; a task
 	 * switched in since has no event yet, so look it up by tid. */
 	if (c->resolved && c->tid == tid && c->gen) {
+		settle_fd(c);
 		gen = c->gen;
 		path = c->path;
 	} else if (tid && (t = bpf_map_lookup_elem(&threads, &tid))) {
 		gen = t->gen;
-		path = t->path;
+		path = entry_path(t);
 	} else {
 		gen = 0;
 		path = c->resolved && c->tid == tid ? c->sys_path :

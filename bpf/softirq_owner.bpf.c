@@ -139,11 +139,6 @@ struct seg_facts {
 	__u8 flags;    /* TCP_SKB_CB(skb)->tcp_flags */
 };
 
-/* 6.2+: a typed view of a pointer we hold (tcp_sock of a sock, the TCP
- * control block in skb->cb), so that its fields are plain loads. Weak:
- * missing on 6.1, where the probe reads below serve both backends. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
 /* raw_tp (and 6.1): untyped arguments, read with probe reads. */
 static __always_inline void read_facts(struct sock *sk, const struct sk_buff *skb, struct seg_facts *f)
 {

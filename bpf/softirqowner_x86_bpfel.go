@@ -45,7 +45,7 @@ type SoftirqOwnerZcCpu struct {
 		RestartNr   uint16
 		RestartPath uint8
 		SrcCopy     uint8
-		Pad         [4]uint8
+		CheckFd     uint32
 	}
 	PendSeq   uint64
 	PendDirty uint32
@@ -119,7 +119,7 @@ type SoftirqOwnerZcThread struct {
 		RestartNr   uint16
 		RestartPath uint8
 		SrcCopy     uint8
-		Pad         [4]uint8
+		CheckFd     uint32
 	}
 	UnknownNs [8]uint64
 	Seq       uint64

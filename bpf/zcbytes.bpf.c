@@ -51,9 +51,6 @@ const volatile __u64 cfg_ptype_all = 0;
 #define ZCB_SKBFL_ZEROCOPY_ENABLE 0x1
 #define ZCB_O_DIRECT 040000
 #define ZCB_S_DAX (1 << 13)
-#define ZCB_S_IFMT 00170000
-#define ZCB_S_IFSOCK 0140000
-#define ZCB_S_IFIFO 0010000
 #define ZCB_SO_EE_ORIGIN_ZEROCOPY 5
 #define ZCB_SO_EE_CODE_ZEROCOPY_COPIED 1
 #define ZCB_IORING_CQE_F_NOTIF (1U << 3)
@@ -272,7 +269,7 @@ static __always_inline void add_deferred(struct zcb_flow *f, __u8 class, __u64 b
 
 static __always_inline __u32 file_type(struct file *f)
 {
-	return BPF_CORE_READ(f, f_inode, i_mode) & ZCB_S_IFMT;
+	return BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
 }
 
 static __always_inline struct zcb_sys *sys_state(int create)
@@ -434,7 +431,7 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 	if ((BPF_CORE_READ(req, flags) & ZCB_REQ_F_FIXED_FILE) || !current_thread())
 		return 0; /* fixed files: not resolvable here */
 	f = fd_file(BPF_CORE_READ(req, cqe.fd));
-	if (!f || file_type(f) != ZCB_S_IFSOCK)
+	if (!f || file_type(f) != S_IFSOCK)
 		return 0;
 	sock = BPF_CORE_READ(f, private_data);
 	sk = BPF_CORE_READ(sock, sk);
@@ -484,7 +481,7 @@ static __always_inline struct sock *tcp_sock_of_fd(long fd)
 	struct socket *sock;
 	struct sock *sk;
 
-	if (!f || file_type(f) != ZCB_S_IFSOCK)
+	if (!f || file_type(f) != S_IFSOCK)
 		return NULL;
 	sock = BPF_CORE_READ(f, private_data);
 	sk = BPF_CORE_READ(sock, sk);
@@ -567,11 +564,6 @@ int PROBE_PROG_EST(FEST_ZCB_RX_COPY, zcb_rx_copy, const struct sk_buff *skb, int
 }
 
 /* ---- deferred copies ---- */
-
-/* 6.2+: a typed view of a pointer we computed, so its fields are plain
- * (fault-safe) loads; 6.1 falls back to a probe read (~50-70 ns here).
- * Every skb on the host passes through these programs. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 static __always_inline __u8 shinfo_flags(const struct sk_buff *skb)
 {

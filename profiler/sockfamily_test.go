@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -158,6 +159,93 @@ func TestNonTCPSocketsAreNotTCPPaths(t *testing.T) {
 			}
 			if got := findPath(paths, "other").Calls; got < r.OtherCalls {
 				t.Errorf("other: %d calls, want at least the %d UDP and AF_UNIX syscalls", got, r.OtherCalls)
+			}
+		})
+	}
+}
+
+// The socket calls take their TCP path on trust at sys_enter and have the
+// fd checked at their first event that needs the path (settle_fd in
+// bpf/common.h). A program with no TCP socket at all must then have no
+// time, call or byte on a socket path: not the softirq a UDP send over
+// loopback runs inside its sendto, not the switch a pipe read blocks in.
+const nonTCPEnv = "ZCPROF_TEST_NON_TCP"
+
+type nonTCPResult struct {
+	UDPSent, PipeRead uint64
+}
+
+func init() { childMode(nonTCPEnv, "no TCP socket", runNonTCPChild) }
+
+func runNonTCPChild(out string) error {
+	runtime.LockOSThread()
+	var r nonTCPResult
+	buf := make([]byte, 60000)
+
+	// A datagram this size crosses loopback in one skb, received in the
+	// NET_RX softirq its own sendto runs.
+	us, ur, err := loopbackPair(unix.SOCK_DGRAM)
+	if err != nil {
+		return fmt.Errorf("udp: %w", err)
+	}
+	for range 200 {
+		if err := unix.Sendto(us, buf, 0, nil); err != nil {
+			return err
+		}
+		r.UDPSent += uint64(len(buf))
+		if _, _, err := unix.Recvfrom(ur, buf, 0); err != nil {
+			return err
+		}
+	}
+
+	// Reads that block until another thread writes: each is switched out
+	// inside the call.
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		return err
+	}
+	errs := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		for range 20 {
+			time.Sleep(2 * time.Millisecond)
+			if _, err := unix.Write(p[1], buf[:4096]); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for r.PipeRead < 20*4096 {
+		n, err := unix.Read(p[0], buf)
+		if err != nil {
+			return err
+		}
+		r.PipeRead += uint64(n)
+	}
+	if err := <-errs; err != nil {
+		return err
+	}
+	return writeResult(out, r)
+}
+
+func TestNonTCPCallsLeaveSocketPathsEmpty(t *testing.T) {
+	requireBPF(t)
+	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
+		t.Run(backend, func(t *testing.T) {
+			var r nonTCPResult
+			_, p := profileChildMode(t, nonTCPEnv, ProfileOptions{Backend: backend}, &r)
+			if r.UDPSent != 200*60000 || r.PipeRead != 20*4096 {
+				t.Fatalf("child: %+v", r)
+			}
+			for _, name := range []string{"tx.write", "tx.msg_zerocopy", "rx.read"} {
+				if got := findPath(p.Paths, name); got.Calls != 0 || got.Bytes != 0 || got.CPUNS != 0 || got.SoftirqNS != 0 || got.HardirqNS != 0 {
+					t.Errorf("%s: %d calls, %d bytes, %d ns, softirq %d ns, hardirq %d ns: want nothing from a program without TCP",
+						name, got.Calls, got.Bytes, got.CPUNS, got.SoftirqNS, got.HardirqNS)
+				}
+			}
+			if got := findPath(p.Paths, "other"); got.Calls < 400+20 || got.SoftirqNS == 0 {
+				t.Errorf("other: %d calls, softirq %d ns: want the 400 UDP and 20+ pipe calls, with the sends' NET_RX", got.Calls, got.SoftirqNS)
 			}
 		})
 	}
