@@ -114,8 +114,9 @@ func attach(backend, tracepoint string, prog *ebpf.Program) (link.Link, error) {
 }
 
 // loadBackend loads and attaches the core programs of one backend; all or
-// nothing. Optional programs are attached afterwards, each on its own.
-func loadBackend(spec *ebpf.CollectionSpec, backend string, unavailable map[string]string) (*loaded, *ebpf.Collection, error) {
+// nothing. The optional programs, when asked for, are attached afterwards,
+// each on its own.
+func loadBackend(spec *ebpf.CollectionSpec, backend string, optional bool, unavailable map[string]string) (*loaded, *ebpf.Collection, error) {
 	l := &loaded{}
 	var names []string
 	for _, p := range corePoints {
@@ -137,6 +138,9 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, unavailable map[stri
 		l.progs = append(l.progs, prog)
 	}
 	for _, p := range optionalPoints {
+		if !optional {
+			break
+		}
 		name := programName(backend, p.tracepoint)
 		coll, err := loadGroup(spec, []string{name}, core.Maps)
 		if err != nil {

@@ -1,6 +1,9 @@
 package profiler
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // TestExitsAttachBeforeEntries: a softirq (or hardirq, or syscall) entered
 // between the attachment of its entry and its exit program never exits for
@@ -25,6 +28,35 @@ func TestExitsAttachBeforeEntries(t *testing.T) {
 		}
 		if x > e {
 			t.Errorf("%s is attached before %s", entry, exit)
+		}
+	}
+}
+
+// TestNoUringSendsLeavesSendLength: a session whose targets make no
+// io_uring sends attaches no sock_send_length program of its own (it runs
+// on every send of the host) and does not report it missing; by default
+// it is attached.
+func TestNoUringSendsLeavesSendLength(t *testing.T) {
+	requireBPF(t)
+	for _, noUring := range []bool{false, true} {
+		sess, err := Open(Options{Target: Target{PIDs: []int{os.Getpid()}}, NoUringSends: noUring})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := programName(sess.Backend(), "sock_send_length")
+		attached := false
+		for _, p := range sess.progs.progs {
+			info, err := p.Info()
+			if err != nil {
+				sess.Close()
+				t.Fatal(err)
+			}
+			attached = attached || info.Name == want
+		}
+		_, missing := sess.Unavailable()[optionalPoints[0].optional]
+		sess.Close()
+		if attached == noUring || missing {
+			t.Errorf("NoUringSends %v: %s attached %v, reported unavailable %v", noUring, want, attached, missing)
 		}
 	}
 }

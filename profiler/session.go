@@ -33,6 +33,10 @@ type Options struct {
 	// copies of pinned pages, on hooks every skb passes
 	// (byteclass.Options).
 	NoPinnedSends bool
+	// NoUringSends: the targets make no io_uring sends, so the
+	// accounting's sock_send_length program (their bytes, counted per
+	// sock_sendmsg) is left out: one program run less per send.
+	NoUringSends bool
 }
 
 // Session owns the loaded accounting programs and their maps. Close releases
@@ -99,7 +103,7 @@ func Open(opts Options) (*Session, error) {
 	var dispatchErr error
 	for _, b := range backends {
 		s.dispatchNS, dispatchErr = DispatchNS(b)
-		progs, core, err := loadBackend(spec, b, s.unavailable)
+		progs, core, err := loadBackend(spec, b, !opts.NoUringSends, s.unavailable)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -46,6 +46,12 @@ func zerocopyMethod(m string) bool {
 	return m == workload.MethodMsgZerocopy || m == workload.MethodIOUringZC
 }
 
+// uringMethod: the method sends through an io_uring ring, whose send bytes
+// the accounting counts per sock_sendmsg.
+func uringMethod(m string) bool {
+	return m == workload.MethodIOUring || m == workload.MethodIOUringZC
+}
+
 // verdictNames names the cell's send method for the verdict words.
 func verdictNames(method string) report.VerdictNames {
 	switch method {

@@ -129,7 +129,8 @@ func (l *LocalSide) Start(context.Context) error {
 	}
 	var err error
 	if l.sess, err = profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: l.o.Backend, ByteClasses: l.o.ByteClasses, OwnerSplit: true,
-		NoPinnedSends: !l.plays(workload.RoleSender) || !zerocopyMethod(l.cfg.Method)}); err != nil {
+		NoPinnedSends: !l.plays(workload.RoleSender) || !zerocopyMethod(l.cfg.Method),
+		NoUringSends:  !l.plays(workload.RoleSender) || !uringMethod(l.cfg.Method)}); err != nil {
 		return err
 	}
 	// The owner split is an extra: a kernel that refuses it loses the
