@@ -16,15 +16,41 @@ const (
 	precisionPct   = 1.0
 	precisionFloor = 2 * time.Millisecond
 	precisionMinIv = time.Second
-	// boundaryPerRun bounds the boundary term per run. After a wakeup
-	// preemption the kernel ends the waker's run at the wakeup (the rq
-	// clock is not read again before the switch), and the waker goes on
-	// until its next preemption point: on a PREEMPT_NONE kernel the end
-	// of its syscall. That is the boundary term's only legitimate source
-	// besides the clock-offset estimate's error, so a run disagreeing by
-	// more than a syscall's length means a cut in the wrong place.
+	// boundaryPerRun bounds the boundary term per run, or the thread's
+	// longest mean syscall (callLength) where that is longer. After a
+	// wakeup preemption the kernel ends the waker's run at the wakeup
+	// (the rq clock is not read again before the switch), and the waker
+	// goes on until its next preemption point: on a PREEMPT_NONE kernel
+	// the end of its syscall. That is the boundary term's only legitimate
+	// source besides the clock-offset estimate's error, so a run
+	// disagreeing by more than a syscall's length means a cut in the
+	// wrong place. 100 µs is several socket calls natively; under
+	// emulation (the vmtest guests) one 64 KiB write takes longer, and
+	// so do the tails.
 	boundaryPerRun = 100 * time.Microsecond
 )
+
+// callLength is the longest mean on-CPU length of one call among the
+// thread's syscall paths, interrupts inside the calls included: how far
+// past a wakeup its run can legitimately go on.
+func callLength(th ThreadDelta) uint64 {
+	type sums struct{ ns, calls uint64 }
+	var paths [256]sums
+	for k, c := range th.Counters {
+		if !k.Ctx.OnCPU() || !k.Path.IsSyscall() {
+			continue
+		}
+		paths[k.Path].ns += c.NS
+		paths[k.Path].calls += c.Calls
+	}
+	var longest uint64
+	for _, p := range paths {
+		if p.calls > 0 {
+			longest = max(longest, p.ns/p.calls)
+		}
+	}
+	return longest
+}
 
 // PrecisionBound is the allowed residual |measured - schedstat - terms| for
 // a runtime.
@@ -98,7 +124,7 @@ func checkThread(th ThreadDelta, k KernelClock, stealBound uint64) threadCheck {
 	c.residualBound = PrecisionBound(c.runtime) + th.UncertainNS()
 	// With the residual's floor: a thread that ran a few times may
 	// have been billed one long tail.
-	c.boundaryBound = max(c.runs*uint64(boundaryPerRun), uint64(precisionFloor)) + stealBound
+	c.boundaryBound = max(c.runs*max(uint64(boundaryPerRun), callLength(th)), uint64(precisionFloor)) + stealBound
 	c.residualOK = abs64(c.residual) <= c.residualBound
 	c.boundaryOK = abs64(c.boundary) <= c.boundaryBound
 	return c
@@ -114,7 +140,7 @@ func checkThread(th ThreadDelta, k KernelClock, stealBound uint64) threadCheck {
 // the kernel's.
 func CheckPrecision(iv Interval, k KernelClock) (report.Precision, []string) {
 	p := report.Precision{
-		Bound: fmt.Sprintf("residual %.0f%% or %v per thread, whichever is larger; boundary term %v per run or %v",
+		Bound: fmt.Sprintf("residual %.0f%% or %v per thread, whichever is larger; boundary term %v per run (the thread's longest mean syscall if longer) or %v",
 			precisionPct, precisionFloor, boundaryPerRun, precisionFloor),
 		ClampedRuns: iv.ClampedRuns,
 	}

@@ -130,3 +130,27 @@ func TestParseSteal(t *testing.T) {
 		t.Fatalf("short line: %d", got)
 	}
 }
+
+// The boundary bound follows the thread's own calls: a waker runs on to
+// the end of the call it was in, so where its calls are long (a slow
+// machine, large sends) so are its tails. Ten runs 1 ms late each pass
+// for a thread whose writes take 1 ms on average, and still fail for one
+// whose calls are short.
+func TestPrecisionBoundaryFollowsCallLength(t *testing.T) {
+	withCalls := func(th ThreadDelta, callNS, calls uint64) ThreadDelta {
+		th.Counters[PathCtx{taxonomy.PathTxWrite, taxonomy.CtxTask}] = Counter{NS: callNS * calls * 9 / 10, Calls: calls}
+		th.Counters[PathCtx{taxonomy.PathTxWrite, taxonomy.CtxSoftirqNetRx}] = Counter{NS: callNS * calls / 10}
+		th.Counters[PathCtx{taxonomy.PathUser, taxonomy.CtxTask}] = Counter{NS: th.Counters[PathCtx{taxonomy.PathUser, taxonomy.CtxTask}].NS - callNS*calls}
+		return th
+	}
+	slow := withCalls(thread(1, 510*ms, 0, 500*ms, 10e6, 10), ms, 100)
+	slowWoken := withCalls(thread(2, 490*ms, 0, 500*ms, -10e6, 10), ms, 100)
+	if failed, warn := check(t, KernelClock{}, 0, slow, slowWoken); failed != 0 {
+		t.Errorf("1 ms tails of 1 ms calls: %d failed, %q", failed, warn)
+	}
+	quick := withCalls(thread(1, 510*ms, 0, 500*ms, 10e6, 10), 20_000, 100)
+	quickWoken := withCalls(thread(2, 490*ms, 0, 500*ms, -10e6, 10), 20_000, 100)
+	if failed, _ := check(t, KernelClock{}, 0, quick, quickWoken); failed != 2 {
+		t.Errorf("1 ms tails of 20 µs calls: %d failed, want both", failed)
+	}
+}

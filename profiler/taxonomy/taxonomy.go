@@ -53,6 +53,12 @@ func (p Path) String() string {
 	return "invalid"
 }
 
+// IsSyscall reports whether p is time inside syscalls: the socket paths,
+// wait, other and io_uring (not user time, a system row or unknown).
+func (p Path) IsSyscall() bool {
+	return (p >= PathTxWrite && p <= PathOther) || p == PathIOUring
+}
+
 // PathByName is the path a name of the output contract stands for.
 func PathByName(name string) (Path, bool) {
 	for p := Path(0); p < numPaths; p++ {
