@@ -745,19 +745,20 @@ static __always_inline __u8 uring_enter_path(struct pt_regs *regs)
 
 /* Which path a syscall belongs to, from its number and arguments. The fd
  * type matters: write() to a file is not a socket send. */
-/* path if fd is a TCP socket, else PATH_OTHER; on trust when lazy (the
- * socket calls at sys_enter: settle_fd in common.h checks it later). */
-static __always_inline __u8 tcp_path(struct zc_sys *t, long fd, __u8 path, bool lazy)
+/* path if fd is a TCP socket, else PATH_OTHER; on trust when check_fd is
+ * given (the socket calls at sys_enter), which then holds 1 + fd for
+ * settle_fd (common.h) to check later. */
+static __always_inline __u8 tcp_path(long fd, __u8 path, __u32 *check_fd)
 {
-	if (!lazy)
+	if (!check_fd)
 		return fd_kind(fd) == FD_TCP ? path : PATH_OTHER;
 	if (fd < 0 || fd > 0xfffff)
 		return PATH_OTHER; /* fd_file's range: a bad fd */
-	t->check_fd = fd + 1;
+	*check_fd = fd + 1;
 	return path;
 }
 
-static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_sys *t, bool lazy)
+static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_sys *t, __u32 *check_fd)
 {
 	__u32 in, out;
 	__u8 path;
@@ -768,32 +769,32 @@ static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_s
 	case NR_read:
 	case NR_readv:
 	case NR_recvfrom:
-		return tcp_path(t, regs->di, PATH_RX_READ, lazy);
+		return tcp_path(regs->di, PATH_RX_READ, check_fd);
 	case NR_write:
 	case NR_writev:
-		return tcp_path(t, regs->di, PATH_TX_WRITE, lazy);
+		return tcp_path(regs->di, PATH_TX_WRITE, check_fd);
 	case NR_sendto:
 	case NR_sendmmsg:
 		path = regs->r10 & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
-		path = tcp_path(t, regs->di, path, lazy);
+		path = tcp_path(regs->di, path, check_fd);
 		if (nr == NR_sendmmsg && path != PATH_OTHER)
 			t->arg = regs->si; /* the mmsghdr vector, for exit_bytes */
 		return path;
 	case NR_sendmsg:
 		path = regs->dx & MSG_ZEROCOPY ? PATH_TX_MSG_ZEROCOPY : PATH_TX_WRITE;
-		return tcp_path(t, regs->di, path, lazy);
+		return tcp_path(regs->di, path, check_fd);
 	case NR_recvmsg:
 		/* Reaping MSG_ZEROCOPY completions is part of that path's cost,
 		 * but not a send: count it without a call. */
 		if (regs->dx & MSG_ERRQUEUE) {
-			path = tcp_path(t, regs->di, PATH_TX_MSG_ZEROCOPY, lazy);
+			path = tcp_path(regs->di, PATH_TX_MSG_ZEROCOPY, check_fd);
 			if (path != PATH_OTHER)
 				t->arg = ARG_NO_CALL;
 			return path;
 		}
-		return tcp_path(t, regs->di, PATH_RX_READ, lazy);
+		return tcp_path(regs->di, PATH_RX_READ, check_fd);
 	case NR_recvmmsg:
-		path = tcp_path(t, regs->di, PATH_RX_READ, lazy);
+		path = tcp_path(regs->di, PATH_RX_READ, check_fd);
 		if (path != PATH_OTHER)
 			t->arg = regs->si;
 		return path;
@@ -986,7 +987,7 @@ static __noinline int settle_unknown_slow(struct zc_cpu *c)
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	nr = regs->orig_ax;
 	if (nr >= 0 && (long)regs->ax == -ENOSYS) {
-		path = classify(nr, regs, &c->sys, false);
+		path = classify(nr, regs, &c->sys, NULL);
 	} else {
 		path = PATH_USER;
 	}
@@ -1054,6 +1055,7 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 {
 	struct zc_cpu *c = this_cpu();
 	struct pt_regs *regs;
+	__u32 check_fd = 0;
 	__u64 now;
 	__u8 path;
 
@@ -1071,8 +1073,12 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
 	if (c->sys.restart_nr)
 		restart_entered(&c->sys, id);
 	regs = user_regs(sys_regs);
-	path = classify(id, regs, &c->sys, true);
+	path = classify(id, regs, &c->sys, &check_fd);
+	/* The path before the check that is due on it: a nested handler
+	 * settles only a path it can see (settle_fd_slow). */
 	c->path = path;
+	asm volatile("" ::: "memory");
+	c->sys.check_fd = check_fd;
 	if (cfg_byte_classes && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE))
 		note_source(id, regs, &c->sys);
 	probe_done_est(c, now, EST_SYS_ENTER + path);
@@ -1083,7 +1089,7 @@ static __always_inline int on_sys_enter(long id, struct pt_regs *sys_regs)
  * its arguments are still in the saved user registers. */
 static __noinline __u8 late_path(struct zc_cpu *c, struct pt_regs *regs)
 {
-	__u8 path = classify(regs->orig_ax, regs, &c->sys, false);
+	__u8 path = classify(regs->orig_ax, regs, &c->sys, NULL);
 
 	if (c->path == PATH_UNKNOWN)
 		move_unknown_current(c, path);

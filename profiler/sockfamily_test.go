@@ -234,7 +234,7 @@ func TestNonTCPCallsLeaveSocketPathsEmpty(t *testing.T) {
 	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
 		t.Run(backend, func(t *testing.T) {
 			var r nonTCPResult
-			_, p := profileChildMode(t, nonTCPEnv, ProfileOptions{Backend: backend}, &r)
+			_, p := profileChildMode(t, nonTCPEnv, ProfileOptions{Backend: backend, Threads: true}, &r)
 			if r.UDPSent != 200*60000 || r.PipeRead != 20*4096 {
 				t.Fatalf("child: %+v", r)
 			}
@@ -242,6 +242,9 @@ func TestNonTCPCallsLeaveSocketPathsEmpty(t *testing.T) {
 				if got := findPath(p.Paths, name); got.Calls != 0 || got.Bytes != 0 || got.CPUNS != 0 || got.SoftirqNS != 0 || got.HardirqNS != 0 {
 					t.Errorf("%s: %d calls, %d bytes, %d ns, softirq %d ns, hardirq %d ns: want nothing from a program without TCP",
 						name, got.Calls, got.Bytes, got.CPUNS, got.SoftirqNS, got.HardirqNS)
+					for _, th := range p.Threads {
+						t.Logf("thread %d (%s): %+v", th.TID, th.Comm, th.Paths)
+					}
 				}
 			}
 			if got := findPath(p.Paths, "other"); got.Calls < 400+20 || got.SoftirqNS == 0 {
