@@ -76,8 +76,9 @@ type Sampler struct {
 	coll       *ebpf.Collection
 	prog       *ebpf.Program
 
-	links []link.Link
-	fds   []int
+	links    []link.Link
+	fds      []int
+	rephaser *rephaser
 
 	unavailable map[string]string
 
@@ -154,6 +155,7 @@ func start(sess *profiler.Session, hz, every int) (*Sampler, error) {
 			return nil, err
 		}
 	}
+	s.rephaser = startRephasing(s.fds, s.periodNS())
 	sess.TrackPrograms(s.prog)
 	if reason := pmuUnavailable(); reason != "" {
 		s.unavailable["pmu"] = reason
@@ -168,7 +170,7 @@ func (s *Sampler) attach(cpu int) error {
 		Type:   unix.PERF_TYPE_SOFTWARE,
 		Config: unix.PERF_COUNT_SW_CPU_CLOCK,
 		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-		Sample: uint64(1e9 / s.hz), // period in ns
+		Sample: s.periodNS(),
 	}
 	fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
@@ -182,6 +184,9 @@ func (s *Sampler) attach(cpu int) error {
 	s.links = append(s.links, l)
 	return nil
 }
+
+// periodNS is the cpu-clock events' period: each sample stands for it.
+func (s *Sampler) periodNS() uint64 { return uint64(1e9 / s.hz) }
 
 // checkHz bounds the rate by the kernel's perf_event_max_sample_rate.
 func checkHz(hz int) error {
@@ -225,6 +230,9 @@ func (s *Sampler) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.rephaser != nil {
+		s.rephaser.close()
+	}
 	var errs []error
 	for _, l := range s.links {
 		errs = append(errs, l.Close())
