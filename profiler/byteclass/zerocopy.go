@@ -150,7 +150,7 @@ func requestedZerocopy(paths []report.Path) *report.Zerocopy {
 	}
 	names.Splicer = oneOrBoth(sendfile, splice, "sendfile", "splice")
 	report.Judge(zc, names)
-	zc.Reason = "classified by syscall request only (tx.write copies; sendfile/splice reference pages; MSG_ZEROCOPY pins; an io_uring send may copy or pin, unclassified; rx.read copies unless MSG_TRUNC): the byte-class programs were not loaded (see backends.unavailable), so what the kernel then did is not known"
+	zc.Reason = "classified by syscall request only (tx.write copies; sendfile/splice reference pages; MSG_ZEROCOPY pins; an io_uring send may copy or pin, unclassified; rx.read counts as copied, a MSG_TRUNC receive included, which only the byte-class programs tell apart): the byte-class programs were not loaded (see backends.unavailable), so what the kernel then did is not known"
 	return zc
 }
 
