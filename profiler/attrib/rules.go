@@ -84,6 +84,10 @@ var Rules = []Rule{
 		"iter_to_pipe", "__x64_sys_vmsplice", "__do_sys_vmsplice", "page_cache_pipe_buf_*", "user_page_pipe_buf_*",
 		"generic_pipe_buf_*", "splice_*", "tcp_splice_eof", "tcp_splice_read",
 		"tcp_splice_data_recv", "tcp_read_sock", "__tcp_read_sock",
+		// Before 6.5 splice and sendfile reached TCP through sendpage:
+		// the pipe walk, and do_tcp_sendpages appending page references
+		// (skb_append_pagefrags' work, inline there).
+		"__splice_from_pipe", "pipe_to_sendpage", "generic_splice_sendpage", "do_tcp_sendpages",
 	}},
 	// Receive splice: the linear part is copied (linear_to_page).
 	{Category: Splice, CopyAs: CopyRx, Funcs: []string{
