@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/zcprof/zcprof/profiler/byteclass"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
@@ -38,10 +39,14 @@ func TestExitsAttachBeforeEntries(t *testing.T) {
 // io_uring sends attaches no sock_send_length program of its own (it runs
 // on every send of the host) and does not report it missing; by default
 // it is attached, or reported missing on a kernel without the tracepoint
-// (before 6.3).
+// (before 6.3). Its byte classes infer each send's class from the
+// syscall, and leave out tcp_sendmsg_locked, which fires for every skb a
+// send builds; by default they take that tracepoint's decisions where the
+// kernel has it (6.16+).
 func TestNoUringSendsLeavesSendLength(t *testing.T) {
 	requireBPF(t)
 	absent := testenv.Expected("TRACEPOINTS_MISSING", "sock_send_length")
+	noDecision := testenv.Expected("TRACEPOINTS_MISSING", "tcp_sendmsg_locked")
 	for _, noUring := range []bool{false, true} {
 		sess, err := Open(Options{Target: Target{PIDs: []int{os.Getpid()}}, NoUringSends: noUring})
 		if err != nil {
@@ -58,7 +63,18 @@ func TestNoUringSendsLeavesSendLength(t *testing.T) {
 			attached = attached || info.Name == want
 		}
 		_, missing := sess.Unavailable()[optionalPoints[0].optional]
+		mode := sess.ByteClasses()
 		sess.Close()
+		wantMode := byteclass.Decision
+		switch {
+		case absent:
+			wantMode = byteclass.SyscallReturn
+		case noUring || noDecision:
+			wantMode = byteclass.Syscall
+		}
+		if mode != wantMode {
+			t.Errorf("NoUringSends %v (sock_send_length absent: %v, tcp_sendmsg_locked absent: %v): byte classes %q, want %q", noUring, absent, noDecision, mode, wantMode)
+		}
 		wantAttached := !noUring && !absent
 		if attached != wantAttached || missing != (!noUring && absent) {
 			t.Errorf("NoUringSends %v (tracepoint absent: %v): %s attached %v, reported unavailable %v", noUring, absent, want, attached, missing)

@@ -35,7 +35,9 @@ type Options struct {
 	NoPinnedSends bool
 	// NoUringSends: the targets make no io_uring sends, so the
 	// accounting's sock_send_length program (their bytes, counted per
-	// sock_sendmsg) is left out: one program run less per send.
+	// sock_sendmsg) is left out, one program run less per send, and the
+	// byte classes infer each send's class from its syscall rather than
+	// from tcp_sendmsg_locked (byteclass.Options).
 	NoUringSends bool
 }
 
@@ -134,7 +136,7 @@ func Open(opts Options) (*Session, error) {
 			s.unavailable["tracefs"] = err.Error()
 		}
 	}
-	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends}, s.unavailable, SetHookDispatch)
+	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends}, s.unavailable, SetHookDispatch)
 	if err != nil {
 		s.Close()
 		return nil, err

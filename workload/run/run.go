@@ -143,6 +143,7 @@ func (a *docAcc) add(s sample) {
 	}
 	a.doc.DurationNS += d.DurationNS
 	a.doc.Backends.ProgramIDs = append(a.doc.Backends.ProgramIDs, d.Backends.ProgramIDs...)
+	a.doc.Backends.ByteClasses = joinDistinct(a.doc.Backends.ByteClasses, d.Backends.ByteClasses)
 	for k, v := range d.Backends.Unavailable {
 		a.doc.Backends.Unavailable[k] = v
 	}
@@ -164,6 +165,24 @@ func (a *docAcc) add(s sample) {
 		}
 		a.warn(w)
 	}
+}
+
+// joinDistinct adds v to the sorted comma-separated set list: cells may
+// observe sends differently (an io_uring sender's side takes
+// tcp_sendmsg_locked's decisions, the others infer them).
+func joinDistinct(list, v string) string {
+	if v == "" {
+		return list
+	}
+	var set []string
+	if list != "" {
+		set = strings.Split(list, ", ")
+	}
+	if !slices.Contains(set, v) {
+		set = append(set, v)
+		slices.Sort(set)
+	}
+	return strings.Join(set, ", ")
 }
 
 func (a *docAcc) warn(w string) {
