@@ -81,3 +81,31 @@ func TestNoUringSendsLeavesSendLength(t *testing.T) {
 		}
 	}
 }
+
+// TestRxReadsCopyLeavesRxCopy: a session whose targets receive only by
+// plain reads or splice traces no receive copy (its program runs for every
+// skb a read copies) and counts rx.read's bytes as copies; by default the
+// copies are traced.
+func TestRxReadsCopyLeavesRxCopy(t *testing.T) {
+	requireBPF(t)
+	for _, readsCopy := range []bool{false, true} {
+		sess, err := Open(Options{Target: Target{PIDs: []int{os.Getpid()}}, RxReadsCopy: readsCopy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		traced := false
+		for _, p := range sess.bytes.Programs() {
+			info, err := p.Info()
+			if err != nil {
+				sess.Close()
+				t.Fatal(err)
+			}
+			traced = traced || info.Name == "zcb_rx_copy"
+		}
+		inferred := sess.bytes.InfersRxCopies()
+		sess.Close()
+		if traced == readsCopy || inferred != readsCopy {
+			t.Errorf("RxReadsCopy %v: receive copies traced %v, inferred %v", readsCopy, traced, inferred)
+		}
+	}
+}

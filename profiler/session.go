@@ -39,6 +39,10 @@ type Options struct {
 	// byte classes infer each send's class from its syscall rather than
 	// from tcp_sendmsg_locked (byteclass.Options).
 	NoUringSends bool
+	// RxReadsCopy: the targets receive only by plain reads or splice, so
+	// the byte classes count rx.read's bytes as copies rather than trace
+	// each copy (byteclass.Options).
+	RxReadsCopy bool
 }
 
 // Session owns the loaded accounting programs and their maps. Close releases
@@ -136,7 +140,7 @@ func Open(opts Options) (*Session, error) {
 			s.unavailable["tracefs"] = err.Error()
 		}
 	}
-	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends}, s.unavailable, SetHookDispatch)
+	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends, RxReadsCopy: opts.RxReadsCopy}, s.unavailable, SetHookDispatch)
 	if err != nil {
 		s.Close()
 		return nil, err

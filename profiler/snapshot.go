@@ -160,6 +160,9 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 		if snap.ByteClasses, snap.ByteClassDrops, err = s.bytes.Read(); err != nil {
 			return nil, err
 		}
+		if s.bytes.InfersRxCopies() {
+			byteclass.InferRxCopies(snap.ByteClasses, snap.pathTotals(taxonomy.PathRxRead))
+		}
 	}
 	s.readMisses(snap)
 	snap.StealNS = hostStealNS()
@@ -174,6 +177,18 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 	s.retire(snap)
 	s.mu.Unlock()
 	return snap, nil
+}
+
+// pathTotals are the bytes and calls of one path in snap's counters, by
+// generation (every context).
+func (snap *Snapshot) pathTotals(path taxonomy.Path) map[uint32]byteclass.Count {
+	out := map[uint32]byteclass.Count{}
+	for k, c := range snap.Counters {
+		if k.Path == path {
+			out[k.Gen] = out[k.Gen].Add(byteclass.Count{Bytes: c.Bytes, Events: c.Calls})
+		}
+	}
+	return out
 }
 
 func (s *Session) readCounters(snap *Snapshot) error {

@@ -26,6 +26,9 @@ const (
 	ClassRxMapped
 	ClassRetransZC // zero-copy payload retransmitted: copied again where the first copy was
 	ClassTxCopyULP // spliced by a TCP ULP (kTLS) from records it copied the bytes into
+	// Past enum zcb_class, never counted by BPF: rx.read's bytes taken as
+	// copies where no receive copy was traced (Options.RxReadsCopy).
+	ClassRxCopyRead
 	numClasses
 )
 
@@ -49,6 +52,7 @@ var classNames = [...]string{
 	ClassRxMapped:           "rx.mapped",
 	ClassRetransZC:          "retransmit.zc",
 	ClassTxCopyULP:          "tx.copy.ulp",
+	ClassRxCopyRead:         "rx.copy.read",
 }
 
 // String returns the class's name.

@@ -44,13 +44,15 @@ func Choices() []string {
 // Loaded is the loaded zcbytes object: programs attached one by one
 // (a kernel that lacks one tracepoint loses only what it provides).
 type Loaded struct {
-	mode  string // Decision, Syscall or SyscallReturn; "" = no send classes
-	maps  *ebpf.Collection
-	colls []*ebpf.Collection
-	links []link.Link
-	progs []*ebpf.Program
-	stats *ebpf.Map
-	drops *ebpf.Map
+	mode string // Decision, Syscall or SyscallReturn; "" = no send classes
+	// rxInferred: the receive-copy program was left out (RxReadsCopy).
+	rxInferred bool
+	maps       *ebpf.Collection
+	colls      []*ebpf.Collection
+	links      []link.Link
+	progs      []*ebpf.Program
+	stats      *ebpf.Map
+	drops      *ebpf.Map
 }
 
 // zcbPoint is one program and where it attaches: a tp_btf tracepoint, or a
@@ -68,6 +70,7 @@ var (
 	zcbUring    = zcbPoint{prog: "zcb_uring_submit", name: "io_uring_submit_req"}
 	zcbUringSQE = zcbPoint{prog: "zcb_uring_submit_sqe", name: "io_uring_submit_sqe",
 		lost: "byte classes: io_uring send kind"}
+	zcbRxCopy        = zcbPoint{prog: "zcb_rx_copy", name: "skb_copy_datagram_iovec", lost: "byte classes: receive copies"}
 	zcbRetransmitErr = zcbPoint{prog: "zcb_retransmit_err", name: "tcp_retransmit_skb"}
 	zcbRetransmit    = zcbPoint{prog: "zcb_retransmit", name: "tcp_retransmit_skb",
 		lost: "byte classes: retransmitted zero-copy bytes"}
@@ -84,7 +87,7 @@ var (
 	zcbOthers = append(slices.Clone(zcbDeferred), []zcbPoint{
 		{prog: "zcb_error_report", name: "inet_sk_error_report", lost: "byte classes: MSG_ZEROCOPY completions"},
 		{prog: "zcb_uring_complete", group: "io_uring", name: "io_uring_complete", lost: "byte classes: io_uring notifications"},
-		{prog: "zcb_rx_copy", name: "skb_copy_datagram_iovec", lost: "byte classes: receive copies"},
+		zcbRxCopy,
 	}...)
 	// What the accounting's own syscall handlers note for the byte
 	// classes (cfg_byte_classes in bpf/accounting.bpf.c): no program of
@@ -154,6 +157,12 @@ type Options struct {
 	// 3.4 program runs per 64 KiB write here, 17% of a write run's events.
 	// The io_uring submission hook is left out too.
 	NoUringSends bool
+	// RxReadsCopy: the targets receive only by plain reads or splice
+	// (zcprof run knows its receive method), and TCP copies every byte a
+	// read without MSG_TRUNC returns. The receive-copy program, which runs
+	// for every skb a read copies (1.65 times per 64 KiB here), is left
+	// out, and the bytes rx.read returned are its copies (InfersRxCopies).
+	RxReadsCopy bool
 }
 
 // Open loads the byte-class programs on top of the accounting's maps
@@ -247,6 +256,10 @@ func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, o Options, un
 	}
 	for _, p := range zcbOthers {
 		if o.NoPinnedSends && slices.Contains(zcbDeferred, p) {
+			continue
+		}
+		if o.RxReadsCopy && p == zcbRxCopy {
+			b.rxInferred = true
 			continue
 		}
 		try(p)
@@ -438,6 +451,20 @@ func (b *Loaded) Read() (map[Key]Count, uint64, error) {
 		dropped = 0
 	}
 	return counts, dropped, nil
+}
+
+// InfersRxCopies says that no receive copy is traced (RxReadsCopy): the
+// session counts rx.read's returned bytes as copied (InferRxCopies).
+func (b *Loaded) InfersRxCopies() bool { return b.rxInferred }
+
+// InferRxCopies adds to counts, for each generation, rx.read's bytes and
+// calls (read) as its receive copies, where InfersRxCopies.
+func InferRxCopies(counts map[Key]Count, read map[uint32]Count) {
+	for gen, c := range read {
+		if c.Bytes > 0 {
+			counts[Key{gen, taxonomy.PathRxRead, ClassRxCopyRead}] = c
+		}
+	}
 }
 
 // Forget deletes a counter whose counts the session keeps elsewhere (an

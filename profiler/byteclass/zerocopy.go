@@ -58,7 +58,7 @@ func rxBytesOf(paths []report.Path, threads Threads) rxPathBytes {
 	if rx.read > 0 {
 		read := taxonomy.PathRxRead
 		t, _ := threads.sum(&read)
-		rx.readCopied = t[ClassRxCopy].Bytes
+		rx.readCopied = t[ClassRxCopy].Bytes + t[ClassRxCopyRead].Bytes
 	}
 	return rx
 }
