@@ -82,7 +82,8 @@ type AccountingZcOwnerSeg struct {
 	Gen   uint32
 	Owner uint32
 	Open  uint32
-	Pad   uint32
+	Segs  uint32
+	Bytes uint64
 	Id    uint64
 }
 

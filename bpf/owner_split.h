@@ -24,7 +24,11 @@ struct zc_owner_seg {
 	__u32 gen;
 	__u32 owner;
 	__u32 open;
-	__u32 pad;
+	/* The segment's own count and payload bytes, as tcp_probe found them
+	 * for its owner (same key as the segment's time): added with the
+	 * time when it closes, one owner_stats update per segment, not two. */
+	__u32 segs;
+	__u64 bytes;
 	__u64 id; /* scratch: resolve_pending */
 };
 
@@ -100,14 +104,19 @@ static __always_inline void add_owner(__u32 gen, __u32 owner, __u8 ctx, __u64 se
 static __always_inline void close_seg(struct zc_owner_seg *s, __u64 now)
 {
 	struct zc_owner_pending *p;
-	__u64 skb = s->skb;
+	__u64 skb = s->skb, segs = s->segs, bytes = s->bytes;
 
 	if (!s->open)
 		return;
 	s->open = 0;
-	if (now <= s->start)
+	s->segs = 0;
+	s->bytes = 0;
+	if (now <= s->start) {
+		if (segs)
+			add_owner(s->gen, s->owner, ZC_OWNER_CTX_NET_RX, segs, bytes, 0);
 		return;
-	add_owner(s->gen, s->owner, ZC_OWNER_CTX_NET_RX, 0, 0, now - s->start);
+	}
+	add_owner(s->gen, s->owner, ZC_OWNER_CTX_NET_RX, segs, bytes, now - s->start);
 	if (s->owner == ZC_OWNER_UNKNOWN && skb && (p = pending_slot(skb))) {
 		p->gen = s->gen;
 		p->ns = now - s->start;

@@ -61,7 +61,8 @@ struct zc_owner_probe {
 	__u32 owner;
 	__u32 bytes;
 	__u8 ctx;
-	__u8 pad[3];
+	__u8 stashed; /* its bytes wait in the open segment (zc_owner_seg) */
+	__u8 pad[2];
 };
 
 struct {
@@ -127,6 +128,8 @@ static __always_inline int on_netif_receive_skb(const struct sk_buff *skb)
 	s->skb = (__u64)skb;
 	s->gen = current_gen(c);
 	s->owner = ZC_OWNER_UNKNOWN;
+	s->segs = 0;
+	s->bytes = 0;
 	return 0;
 }
 
@@ -211,9 +214,9 @@ static __always_inline int on_tcp_probe(const struct seg_facts *f, const struct 
 	__u32 owner = tag ? *tag : ZC_OWNER_OTHER;
 	struct zc_cpu *c = this_cpu();
 	struct zc_owner_probe *p;
-	struct zc_owner_seg *s;
-	__u32 bytes;
-	__u8 ctx;
+	struct zc_owner_seg *s = NULL;
+	__u32 bytes, gen;
+	__u8 ctx, stashed = 0;
 
 	if (!c)
 		return 0;
@@ -228,7 +231,16 @@ static __always_inline int on_tcp_probe(const struct seg_facts *f, const struct 
 	if (ctx != ZC_OWNER_CTX_NET_RX)
 		resolve_pending(skb, owner);
 	bytes = new_payload(f);
-	add_owner(current_gen(c), owner, ctx, 1, bytes, 0);
+	gen = current_gen(c);
+	/* The open segment's own skb and key: counted with its time at
+	 * close. */
+	if (s && s->open && s->skb == (__u64)skb && s->owner == owner && s->gen == gen) {
+		s->segs++;
+		s->bytes += bytes;
+		stashed = 1;
+	} else {
+		add_owner(gen, owner, ctx, 1, bytes, 0);
+	}
 	p = this_probe();
 	if (p && !bytes) {
 		p->skb = 0; /* nothing counted, nothing to take back */
@@ -236,10 +248,11 @@ static __always_inline int on_tcp_probe(const struct seg_facts *f, const struct 
 		p->skb = (__u64)skb;
 		p->seq = f->seq;
 		p->end_seq = f->end_seq;
-		p->gen = current_gen(c);
+		p->gen = gen;
 		p->owner = owner;
 		p->bytes = bytes;
 		p->ctx = ctx;
+		p->stashed = stashed;
 	}
 	return 0;
 }
@@ -280,8 +293,16 @@ static __always_inline int on_kfree_skb(const struct sk_buff *skb, int reason)
 	if (p->skb == (__u64)skb) {
 		/* The segment tcp_probe just counted, dropped while TCP
 		 * processed it. */
+		struct zc_owner_seg *s = p->stashed ? this_seg() : NULL;
+
 		p->skb = 0;
-		if (BPF_CORE_READ(cb, seq) == p->seq && BPF_CORE_READ(cb, end_seq) == p->end_seq)
+		if (BPF_CORE_READ(cb, seq) != p->seq || BPF_CORE_READ(cb, end_seq) != p->end_seq)
+			return 0;
+		/* Still waiting in the segment (the drop comes inside it):
+		 * taken back there, so no reading sees the subtraction first. */
+		if (s && s->open && s->skb == (__u64)skb && s->bytes >= p->bytes)
+			s->bytes -= p->bytes;
+		else
 			add_owner(p->gen, p->owner, p->ctx, 0, -(__u64)p->bytes, 0);
 		return 0;
 	}

@@ -78,15 +78,16 @@ type SoftirqOwnerZcOwnerPending struct {
 }
 
 type SoftirqOwnerZcOwnerProbe struct {
-	_      structs.HostLayout
-	Skb    uint64
-	Seq    uint32
-	EndSeq uint32
-	Gen    uint32
-	Owner  uint32
-	Bytes  uint32
-	Ctx    uint8
-	Pad    [3]uint8
+	_       structs.HostLayout
+	Skb     uint64
+	Seq     uint32
+	EndSeq  uint32
+	Gen     uint32
+	Owner   uint32
+	Bytes   uint32
+	Ctx     uint8
+	Stashed uint8
+	Pad     [2]uint8
 }
 
 type SoftirqOwnerZcOwnerSeg struct {
@@ -96,7 +97,8 @@ type SoftirqOwnerZcOwnerSeg struct {
 	Gen   uint32
 	Owner uint32
 	Open  uint32
-	Pad   uint32
+	Segs  uint32
+	Bytes uint64
 	Id    uint64
 }
 
