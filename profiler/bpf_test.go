@@ -14,6 +14,14 @@ import (
 
 func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 
+// eachAccountingBackend runs f as a subtest, named after the backend, with
+// each accounting backend every supported kernel has.
+func eachAccountingBackend(t *testing.T, f func(t *testing.T, backend string)) {
+	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
+		t.Run(backend, func(t *testing.T) { f(t, backend) })
+	}
+}
+
 // profileChild runs the loopback child under Profile and returns the
 // document and the child's own counts.
 func profileChild(t *testing.T, backend string) (*report.Document, childCounts) {
@@ -83,52 +91,50 @@ func childThread(t *testing.T, p report.Process, tid int) report.Thread {
 
 func TestLoopbackExactBytesAndCalls(t *testing.T) {
 	requireBPF(t)
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
-		t.Run(backend, func(t *testing.T) {
-			d, c := profileChild(t, backend)
-			if d.Backends.Accounting != backend {
-				t.Fatalf("accounting backend %q, want %q", d.Backends.Accounting, backend)
-			}
-			p := childProcess(t, d, c)
+	eachAccountingBackend(t, func(t *testing.T, backend string) {
+		d, c := profileChild(t, backend)
+		if d.Backends.Accounting != backend {
+			t.Fatalf("accounting backend %q, want %q", d.Backends.Accounting, backend)
+		}
+		p := childProcess(t, d, c)
 
-			tx := findPath(p.Paths, "tx.write")
-			if tx.Bytes != c.SentBytes || tx.Calls != c.WriteCalls {
-				t.Errorf("tx.write: %d bytes in %d calls, child sent %d bytes in %d calls", tx.Bytes, tx.Calls, c.SentBytes, c.WriteCalls)
-			}
-			rx := findPath(p.Paths, "rx.read")
-			if rx.Bytes != c.RecvBytes || rx.Calls != c.ReadCalls {
-				t.Errorf("rx.read: %d bytes in %d calls, child received %d bytes in %d calls", rx.Bytes, rx.Calls, c.RecvBytes, c.ReadCalls)
-			}
-			if c.RecvBytes != c.SentBytes {
-				t.Errorf("child received %d of %d bytes", c.RecvBytes, c.SentBytes)
-			}
-			// The file writes are syscalls of the "other" path, not sends.
-			if other := findPath(p.Paths, "other"); other.Calls < c.FileWrites {
-				t.Errorf("other: %d calls, want at least the %d file writes", other.Calls, c.FileWrites)
-			}
+		tx := findPath(p.Paths, "tx.write")
+		if tx.Bytes != c.SentBytes || tx.Calls != c.WriteCalls {
+			t.Errorf("tx.write: %d bytes in %d calls, child sent %d bytes in %d calls", tx.Bytes, tx.Calls, c.SentBytes, c.WriteCalls)
+		}
+		rx := findPath(p.Paths, "rx.read")
+		if rx.Bytes != c.RecvBytes || rx.Calls != c.ReadCalls {
+			t.Errorf("rx.read: %d bytes in %d calls, child received %d bytes in %d calls", rx.Bytes, rx.Calls, c.RecvBytes, c.ReadCalls)
+		}
+		if c.RecvBytes != c.SentBytes {
+			t.Errorf("child received %d of %d bytes", c.RecvBytes, c.SentBytes)
+		}
+		// The file writes are syscalls of the "other" path, not sends.
+		if other := findPath(p.Paths, "other"); other.Calls < c.FileWrites {
+			t.Errorf("other: %d calls, want at least the %d file writes", other.Calls, c.FileWrites)
+		}
 
-			// Sender and receiver threads: their own paths only.
-			snd := childThread(t, p, c.SenderTID)
-			if got := findPath(snd.Paths, "tx.write"); got.Bytes != c.SentBytes {
-				t.Errorf("sender thread tx.write %d bytes, want %d", got.Bytes, c.SentBytes)
-			}
-			rcv := childThread(t, p, c.ReceiverTID)
-			if got := findPath(rcv.Paths, "rx.read"); got.Bytes != c.RecvBytes {
-				t.Errorf("receiver thread rx.read %d bytes, want %d", got.Bytes, c.RecvBytes)
-			}
-			if got := findPath(rcv.Paths, "tx.write"); got.Calls != 0 {
-				t.Errorf("receiver thread has %d tx.write calls", got.Calls)
-			}
+		// Sender and receiver threads: their own paths only.
+		snd := childThread(t, p, c.SenderTID)
+		if got := findPath(snd.Paths, "tx.write"); got.Bytes != c.SentBytes {
+			t.Errorf("sender thread tx.write %d bytes, want %d", got.Bytes, c.SentBytes)
+		}
+		rcv := childThread(t, p, c.ReceiverTID)
+		if got := findPath(rcv.Paths, "rx.read"); got.Bytes != c.RecvBytes {
+			t.Errorf("receiver thread rx.read %d bytes, want %d", got.Bytes, c.RecvBytes)
+		}
+		if got := findPath(rcv.Paths, "tx.write"); got.Calls != 0 {
+			t.Errorf("receiver thread has %d tx.write calls", got.Calls)
+		}
 
-			// On loopback the receive processing runs in the sender's
-			// context, inside its write() (loopback runs receive processing in the
-			// sender's softirq).
-			if snd.CPU.SoftirqNetRxNS == 0 || findPath(snd.Paths, "tx.write").Softirq["softirq.net_rx"] == 0 {
-				t.Errorf("no NET_RX softirq in the sender's tx.write: %+v", snd.CPU)
-			}
-			assertPrecision(t, d, p)
-		})
-	}
+		// On loopback the receive processing runs in the sender's
+		// context, inside its write() (loopback runs receive processing in the
+		// sender's softirq).
+		if snd.CPU.SoftirqNetRxNS == 0 || findPath(snd.Paths, "tx.write").Softirq["softirq.net_rx"] == 0 {
+			t.Errorf("no NET_RX softirq in the sender's tx.write: %+v", snd.CPU)
+		}
+		assertPrecision(t, d, p)
+	})
 }
 
 // assertPrecision: every thread's parts add up to its schedstat delta

@@ -129,9 +129,9 @@ func runInterruptChild(out string) error {
 // EINTR.
 func TestInterruptedCallsCountOnce(t *testing.T) {
 	requireBPF(t)
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
+	eachAccountingBackend(t, func(t *testing.T, backend string) {
 		for _, mode := range []string{"restart", "eintr"} {
-			t.Run(backend+"/"+mode, func(t *testing.T) {
+			t.Run(mode, func(t *testing.T) {
 				t.Setenv(interruptModeEnv, mode)
 				var r interruptResult
 				_, p := profileChildMode(t, interruptEnv, ProfileOptions{Backend: backend}, &r)
@@ -153,5 +153,5 @@ func TestInterruptedCallsCountOnce(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }

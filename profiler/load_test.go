@@ -93,6 +93,10 @@ func TestRxReadsCopyLeavesRxCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if sess.bytes == nil {
+			sess.Close()
+			t.Fatalf("byte classes not loaded: %v", sess.Unavailable())
+		}
 		traced := false
 		for _, p := range sess.bytes.Programs() {
 			info, err := p.Info()

@@ -93,22 +93,20 @@ func runMmsgChild(out string) error {
 
 func TestMmsgBytes(t *testing.T) {
 	requireBPF(t)
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
-		t.Run(backend, func(t *testing.T) {
-			var r mmsgResult
-			_, p := profileChildMode(t, mmsgEnv, ProfileOptions{Backend: backend}, &r)
-			if r.SentBytes == 0 || r.RecvBytes != r.SentBytes || r.SentMsgs != 4*r.SendCalls {
-				t.Fatalf("child: %+v", r)
-			}
-			paths := p.Paths
-			if got := findPath(paths, "tx.write"); got.Bytes != r.SentBytes || got.Calls != r.SendCalls {
-				t.Errorf("tx.write: %d bytes in %d calls, the sendmmsg calls sent %d bytes (%d messages) in %d calls",
-					got.Bytes, got.Calls, r.SentBytes, r.SentMsgs, r.SendCalls)
-			}
-			if got := findPath(paths, "rx.read"); got.Bytes != r.RecvBytes || got.Calls != r.RecvCalls {
-				t.Errorf("rx.read: %d bytes in %d calls, the recvmmsg calls received %d bytes (%d messages) in %d calls",
-					got.Bytes, got.Calls, r.RecvBytes, r.RecvMsgs, r.RecvCalls)
-			}
-		})
-	}
+	eachAccountingBackend(t, func(t *testing.T, backend string) {
+		var r mmsgResult
+		_, p := profileChildMode(t, mmsgEnv, ProfileOptions{Backend: backend}, &r)
+		if r.SentBytes == 0 || r.RecvBytes != r.SentBytes || r.SentMsgs != 4*r.SendCalls {
+			t.Fatalf("child: %+v", r)
+		}
+		paths := p.Paths
+		if got := findPath(paths, "tx.write"); got.Bytes != r.SentBytes || got.Calls != r.SendCalls {
+			t.Errorf("tx.write: %d bytes in %d calls, the sendmmsg calls sent %d bytes (%d messages) in %d calls",
+				got.Bytes, got.Calls, r.SentBytes, r.SentMsgs, r.SendCalls)
+		}
+		if got := findPath(paths, "rx.read"); got.Bytes != r.RecvBytes || got.Calls != r.RecvCalls {
+			t.Errorf("rx.read: %d bytes in %d calls, the recvmmsg calls received %d bytes (%d messages) in %d calls",
+				got.Bytes, got.Calls, r.RecvBytes, r.RecvMsgs, r.RecvCalls)
+		}
+	})
 }

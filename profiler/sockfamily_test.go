@@ -139,29 +139,27 @@ func runSockFamilyChild(out string) error {
 
 func TestNonTCPSocketsAreNotTCPPaths(t *testing.T) {
 	requireBPF(t)
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
-		t.Run(backend, func(t *testing.T) {
-			var r sockFamilyResult
-			_, p := profileChildMode(t, sockFamilyEnv, ProfileOptions{Backend: backend}, &r)
-			if r.UDPSent == 0 || r.UnixSent == 0 || r.UDPRecv != r.UDPSent || r.UnixRecv != r.UnixSent {
-				t.Fatalf("child: %+v", r)
-			}
-			paths := p.Paths
-			if got := findPath(paths, "tx.write"); got.Bytes != r.TCPSent || got.Calls != 8 {
-				t.Errorf("tx.write: %d bytes in %d calls, want the TCP sends only: %d bytes in 8 calls (UDP %d, AF_UNIX %d bytes)",
-					got.Bytes, got.Calls, r.TCPSent, r.UDPSent, r.UnixSent)
-			}
-			if got := findPath(paths, "rx.read").Bytes; got != r.TCPRecv {
-				t.Errorf("rx.read: %d bytes, want the TCP receives only: %d", got, r.TCPRecv)
-			}
-			if got := findPath(paths, "tx.io_uring").Bytes; got != 0 {
-				t.Errorf("tx.io_uring: %d bytes from a program without a ring", got)
-			}
-			if got := findPath(paths, "other").Calls; got < r.OtherCalls {
-				t.Errorf("other: %d calls, want at least the %d UDP and AF_UNIX syscalls", got, r.OtherCalls)
-			}
-		})
-	}
+	eachAccountingBackend(t, func(t *testing.T, backend string) {
+		var r sockFamilyResult
+		_, p := profileChildMode(t, sockFamilyEnv, ProfileOptions{Backend: backend}, &r)
+		if r.UDPSent == 0 || r.UnixSent == 0 || r.UDPRecv != r.UDPSent || r.UnixRecv != r.UnixSent {
+			t.Fatalf("child: %+v", r)
+		}
+		paths := p.Paths
+		if got := findPath(paths, "tx.write"); got.Bytes != r.TCPSent || got.Calls != 8 {
+			t.Errorf("tx.write: %d bytes in %d calls, want the TCP sends only: %d bytes in 8 calls (UDP %d, AF_UNIX %d bytes)",
+				got.Bytes, got.Calls, r.TCPSent, r.UDPSent, r.UnixSent)
+		}
+		if got := findPath(paths, "rx.read").Bytes; got != r.TCPRecv {
+			t.Errorf("rx.read: %d bytes, want the TCP receives only: %d", got, r.TCPRecv)
+		}
+		if got := findPath(paths, "tx.io_uring").Bytes; got != 0 {
+			t.Errorf("tx.io_uring: %d bytes from a program without a ring", got)
+		}
+		if got := findPath(paths, "other").Calls; got < r.OtherCalls {
+			t.Errorf("other: %d calls, want at least the %d UDP and AF_UNIX syscalls", got, r.OtherCalls)
+		}
+	})
 }
 
 // The socket calls take their TCP path on trust at sys_enter and have the
@@ -231,25 +229,23 @@ func runNonTCPChild(out string) error {
 
 func TestNonTCPCallsLeaveSocketPathsEmpty(t *testing.T) {
 	requireBPF(t)
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
-		t.Run(backend, func(t *testing.T) {
-			var r nonTCPResult
-			_, p := profileChildMode(t, nonTCPEnv, ProfileOptions{Backend: backend, Threads: true}, &r)
-			if r.UDPSent != 200*60000 || r.PipeRead != 20*4096 {
-				t.Fatalf("child: %+v", r)
-			}
-			for _, name := range []string{"tx.write", "tx.msg_zerocopy", "rx.read"} {
-				if got := findPath(p.Paths, name); got.Calls != 0 || got.Bytes != 0 || got.CPUNS != 0 || got.SoftirqNS != 0 || got.HardirqNS != 0 {
-					t.Errorf("%s: %d calls, %d bytes, %d ns, softirq %d ns, hardirq %d ns: want nothing from a program without TCP",
-						name, got.Calls, got.Bytes, got.CPUNS, got.SoftirqNS, got.HardirqNS)
-					for _, th := range p.Threads {
-						t.Logf("thread %d (%s): %+v", th.TID, th.Comm, th.Paths)
-					}
+	eachAccountingBackend(t, func(t *testing.T, backend string) {
+		var r nonTCPResult
+		_, p := profileChildMode(t, nonTCPEnv, ProfileOptions{Backend: backend, Threads: true}, &r)
+		if r.UDPSent != 200*60000 || r.PipeRead != 20*4096 {
+			t.Fatalf("child: %+v", r)
+		}
+		for _, name := range []string{"tx.write", "tx.msg_zerocopy", "rx.read"} {
+			if got := findPath(p.Paths, name); got.Calls != 0 || got.Bytes != 0 || got.CPUNS != 0 || got.SoftirqNS != 0 || got.HardirqNS != 0 {
+				t.Errorf("%s: %d calls, %d bytes, %d ns, softirq %d ns, hardirq %d ns: want nothing from a program without TCP",
+					name, got.Calls, got.Bytes, got.CPUNS, got.SoftirqNS, got.HardirqNS)
+				for _, th := range p.Threads {
+					t.Logf("thread %d (%s): %+v", th.TID, th.Comm, th.Paths)
 				}
 			}
-			if got := findPath(p.Paths, "other"); got.Calls < 400+20 || got.SoftirqNS == 0 {
-				t.Errorf("other: %d calls, softirq %d ns: want the 400 UDP and 20+ pipe calls, with the sends' NET_RX", got.Calls, got.SoftirqNS)
-			}
-		})
-	}
+		}
+		if got := findPath(p.Paths, "other"); got.Calls < 400+20 || got.SoftirqNS == 0 {
+			t.Errorf("other: %d calls, softirq %d ns: want the 400 UDP and 20+ pipe calls, with the sends' NET_RX", got.Calls, got.SoftirqNS)
+		}
+	})
 }

@@ -105,32 +105,30 @@ func TestUringFileReadIsNotASend(t *testing.T) {
 	if err := iouring.Available(); err != nil {
 		t.Skip(err)
 	}
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
-		t.Run(backend, func(t *testing.T) {
-			t.Setenv("GODEBUG", "asyncpreemptoff=1") // no EINTR retries of io_uring_enter
-			var r uringPathResult
-			d, p := profileChildMode(t, uringPathEnv, ProfileOptions{Backend: backend}, &r)
-			if r.FileBytes != uringFileReads*256<<10 || r.SentBytes != uringSends*uringSendSize || r.ReadBytes != r.SentBytes {
-				t.Fatalf("child: %+v", r)
-			}
-			paths := p.Paths
-			ring, send := findPath(paths, "io_uring"), findPath(paths, "tx.io_uring")
-			// Each operation is one io_uring_enter (submit and wait): the
-			// file reads' are on io_uring, the sends' on tx.io_uring.
-			if ring.Calls != uringFileReads || ring.CPUNS == 0 || ring.Bytes != 0 {
-				t.Errorf("io_uring: %d calls, %d ns, %d bytes; want the %d file reads' calls and time, no bytes", ring.Calls, ring.CPUNS, ring.Bytes, uringFileReads)
-			}
-			if send.Calls != uringSends {
-				t.Errorf("tx.io_uring: %d calls, want the %d sends only", send.Calls, uringSends)
-			}
-			if why, lost := d.Backends.Unavailable["io_uring send bytes"]; lost {
-				t.Logf("no io_uring send bytes on this kernel, as stated: %s", why)
-			} else if send.Bytes != r.SentBytes {
-				t.Errorf("tx.io_uring: %d bytes, the ring sent %d", send.Bytes, r.SentBytes)
-			}
-			if got := findPath(paths, "rx.read").Bytes; got != r.ReadBytes {
-				t.Errorf("rx.read: %d bytes, the reads got %d", got, r.ReadBytes)
-			}
-		})
-	}
+	eachAccountingBackend(t, func(t *testing.T, backend string) {
+		t.Setenv("GODEBUG", "asyncpreemptoff=1") // no EINTR retries of io_uring_enter
+		var r uringPathResult
+		d, p := profileChildMode(t, uringPathEnv, ProfileOptions{Backend: backend}, &r)
+		if r.FileBytes != uringFileReads*256<<10 || r.SentBytes != uringSends*uringSendSize || r.ReadBytes != r.SentBytes {
+			t.Fatalf("child: %+v", r)
+		}
+		paths := p.Paths
+		ring, send := findPath(paths, "io_uring"), findPath(paths, "tx.io_uring")
+		// Each operation is one io_uring_enter (submit and wait): the
+		// file reads' are on io_uring, the sends' on tx.io_uring.
+		if ring.Calls != uringFileReads || ring.CPUNS == 0 || ring.Bytes != 0 {
+			t.Errorf("io_uring: %d calls, %d ns, %d bytes; want the %d file reads' calls and time, no bytes", ring.Calls, ring.CPUNS, ring.Bytes, uringFileReads)
+		}
+		if send.Calls != uringSends {
+			t.Errorf("tx.io_uring: %d calls, want the %d sends only", send.Calls, uringSends)
+		}
+		if why, lost := d.Backends.Unavailable["io_uring send bytes"]; lost {
+			t.Logf("no io_uring send bytes on this kernel, as stated: %s", why)
+		} else if send.Bytes != r.SentBytes {
+			t.Errorf("tx.io_uring: %d bytes, the ring sent %d", send.Bytes, r.SentBytes)
+		}
+		if got := findPath(paths, "rx.read").Bytes; got != r.ReadBytes {
+			t.Errorf("rx.read: %d bytes, the reads got %d", got, r.ReadBytes)
+		}
+	})
 }
