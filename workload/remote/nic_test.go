@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -71,53 +72,13 @@ func TestRemoteOverNIC(t *testing.T) {
 			perMiB(c.Receiver.CPU.OnCPUNS, size), float64(c.Receiver.CPU.OnCPUNS)/1e9, c.ThroughputBps/1e6)
 	}
 	retrans := retransSegs(t) - retransBefore
-	// The kernel's own flags (COPIED completions) are the ground truth:
-	// zcprof must agree with them. On this path only a retransmission of
-	// an skb the device still held makes the kernel copy pinned pages.
+	// qemu's user network drops segments, and some cells came back with
+	// COPIED flags after retransmissions: with one, a cell may be copied
+	// (zcprof must then agree with the kernel), but one must be taken.
 	taken := 0
-	for i, c := range []struct{ method, what, pinner string }{
-		{workload.MethodMsgZerocopy, "completions", "MSG_ZEROCOPY"},
-		{workload.MethodIOUringZC, "notifications", "io_uring SEND_ZC"},
-	} {
-		cell := d.Cells[i]
-		zc, w := cell.Sender.Zerocopy, cell.Workload
-		t.Logf("%s through %s: %d %s, %d COPIED, %d TCP segments retransmitted by this guest; zerocopy %+v; verdicts %q",
-			cell.Method, w.TxDevice, w.ZCCompletions, c.what, w.ZCCopied, retrans, zc, cell.Verdicts)
-		if cell.Method != c.method || w.TxDevice == "" || w.TxDevice == "lo" || w.TxDeviceNoSG {
-			t.Fatalf("cell %s through device %q (no scatter-gather: %v): want %s through the NIC", cell.Method, w.TxDevice, w.TxDeviceNoSG, c.method)
-		}
-		if w.ZCCompletions == 0 || zc == nil || zc.TxPinnedBytes != size || zc.TxCopiedBytes != 0 {
-			t.Errorf("%s: %d %s; sender zerocopy %+v: want %d bytes pinned, none copied on send", cell.Method, w.ZCCompletions, c.what, zc, size)
-			continue
-		}
-		if w.ZCCopied == 0 {
+	for i, method := range []string{workload.MethodMsgZerocopy, workload.MethodIOUringZC} {
+		if checkPinnedCell(t, d.Cells[i], method, size, retrans) {
 			taken++
-			if want := c.method + ": zero-copy kept: none of "; len(cell.Verdicts) == 0 || !strings.HasPrefix(cell.Verdicts[0], want) {
-				t.Errorf("%s: verdicts %q, want %q first", cell.Method, cell.Verdicts, want)
-			}
-			want := c.pinner + ": zero-copy taken for 16.0 MiB (100%)"
-			if zc.Source != report.ZerocopySourceKernel {
-				// 6.1's SEND_ZC: the bytes are the workload's, judged
-				// by its notifications' flags.
-				want += " (estimated: tx_deferred_copy_bytes, tx_deferred_copy_via)"
-			}
-			if zc.TxDeferredCopyBytes != 0 || zc.Verdict != want {
-				t.Errorf("%s: %d bytes copied later, verdict %q; want none and %q", cell.Method, zc.TxDeferredCopyBytes, zc.Verdict, want)
-			}
-			continue
-		}
-		// The kernel copied some after all: zcprof must say so, and not
-		// as a local delivery. Where zcprof counts the bytes itself
-		// (Source kernel), only a retransmission explains it; 6.1 has no
-		// tracepoint for io_uring's bytes (Source request) and flagged 5
-		// and 11 of 256 SEND_ZC notifications COPIED in two runs with no
-		// retransmission, which zcprof can only relay
-		// (docs/known-issues.md).
-		if retrans == 0 && zc.Source == report.ZerocopySourceKernel {
-			t.Errorf("%s: %d of %d %s COPIED with no retransmission: the NIC path copied", cell.Method, w.ZCCopied, w.ZCCompletions, c.what)
-		}
-		if zc.TxDeferredCopyBytes == 0 || zc.TxDeferredVia["loopback"]+zc.TxDeferredVia["veth"] != 0 || strings.Contains(zc.Verdict, "local delivery") {
-			t.Errorf("%s: the kernel reported %d %s COPIED; zcprof: %d bytes copied later, via %v, %q", cell.Method, w.ZCCopied, c.what, zc.TxDeferredCopyBytes, zc.TxDeferredVia, zc.Verdict)
 		}
 	}
 	if taken == 0 {
@@ -173,6 +134,63 @@ func TestRemoteOverNIC(t *testing.T) {
 	if want := "msg_zerocopy: every pinned byte was copied at transmit: " + dev + " has scatter-gather off"; len(c.Verdicts) == 0 || !strings.HasPrefix(c.Verdicts[0], want) {
 		t.Errorf("verdicts %q, want %q first", c.Verdicts, want)
 	}
+}
+
+// checkPinnedCell checks a MSG_ZEROCOPY or io_uring SEND_ZC cell sent
+// through a device that transmits pinned pages as they are. The kernel's
+// own flags (COPIED completions or notifications) are the ground truth and
+// zcprof must agree with them: every byte pinned, none copied on send, and
+// "zero-copy taken" where none was flagged. retrans is this host's TCP
+// retransmissions during the cell: with none a COPIED flag is a failure.
+// With some it is allowed (zcprof must then report the copy as the kernel
+// does): across qemu's user network COPIED flags came only with
+// retransmissions, though a retransmission alone copies no pinned page
+// (the e1000 pair retransmitted 12-31 segments a cell, none COPIED); that
+// cause is open. It tells whether zero-copy was taken.
+func checkPinnedCell(t *testing.T, cell report.Cell, method string, size int, retrans uint64) bool {
+	t.Helper()
+	what, pinner := "completions", "MSG_ZEROCOPY"
+	if method == workload.MethodIOUringZC {
+		what, pinner = "notifications", "io_uring SEND_ZC"
+	}
+	zc, w := cell.Sender.Zerocopy, cell.Workload
+	t.Logf("%s through %s: %d %s, %d COPIED, %d TCP segments retransmitted by this guest; sender %.1f µs/MiB on CPU; zerocopy %+v; verdicts %q",
+		cell.Method, w.TxDevice, w.ZCCompletions, what, w.ZCCopied, retrans, perMiB(cell.Sender.CPU.OnCPUNS, size), zc, cell.Verdicts)
+	if cell.Method != method || w.TxDevice == "" || w.TxDevice == "lo" || w.TxDeviceNoSG {
+		t.Fatalf("cell %s through device %q (no scatter-gather: %v): want %s through the NIC", cell.Method, w.TxDevice, w.TxDeviceNoSG, method)
+	}
+	if w.ZCCompletions == 0 || zc == nil || zc.TxPinnedBytes != uint64(size) || zc.TxCopiedBytes != 0 {
+		t.Errorf("%s: %d %s; sender zerocopy %+v: want %d bytes pinned, none copied on send", cell.Method, w.ZCCompletions, what, zc, size)
+		return false
+	}
+	if w.ZCCopied == 0 {
+		if want := method + ": zero-copy kept: none of "; len(cell.Verdicts) == 0 || !strings.HasPrefix(cell.Verdicts[0], want) {
+			t.Errorf("%s: verdicts %q, want %q first", cell.Method, cell.Verdicts, want)
+		}
+		want := fmt.Sprintf("%s: zero-copy taken for %.1f MiB (100%%)", pinner, float64(size)/(1<<20))
+		if zc.Source != report.ZerocopySourceKernel {
+			// 6.1's SEND_ZC: the bytes are the workload's, judged
+			// by its notifications' flags.
+			want += " (estimated: tx_deferred_copy_bytes, tx_deferred_copy_via)"
+		}
+		if zc.TxDeferredCopyBytes != 0 || zc.Verdict != want {
+			t.Errorf("%s: %d bytes copied later, verdict %q; want none and %q", cell.Method, zc.TxDeferredCopyBytes, zc.Verdict, want)
+		}
+		return true
+	}
+	// The kernel copied some after all: zcprof must say so, and not as a
+	// local delivery. Where zcprof counts the bytes itself (Source
+	// kernel), it was seen only with retransmissions; 6.1 has no tracepoint
+	// for io_uring's bytes (Source request) and flagged 5 and 11 of 256
+	// SEND_ZC notifications COPIED in two runs with no retransmission,
+	// which zcprof can only relay (docs/known-issues.md).
+	if retrans == 0 && zc.Source == report.ZerocopySourceKernel {
+		t.Errorf("%s: %d of %d %s COPIED with no retransmission: the NIC path copied", cell.Method, w.ZCCopied, w.ZCCompletions, what)
+	}
+	if zc.TxDeferredCopyBytes == 0 || zc.TxDeferredVia["loopback"]+zc.TxDeferredVia["veth"] != 0 || strings.Contains(zc.Verdict, "local delivery") {
+		t.Errorf("%s: the kernel reported %d %s COPIED; zcprof: %d bytes copied later, via %v, %q", cell.Method, w.ZCCopied, what, zc.TxDeferredCopyBytes, zc.TxDeferredVia, zc.Verdict)
+	}
+	return false
 }
 
 func perMiB(ns uint64, bytes int) float64 { return float64(ns) / 1e3 / (float64(bytes) / (1 << 20)) }
