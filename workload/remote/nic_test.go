@@ -145,7 +145,7 @@ func TestRemoteOverNIC(t *testing.T) {
 // With some it is allowed (zcprof must then report the copy as the kernel
 // does): across qemu's user network COPIED flags came only with
 // retransmissions, though a retransmission alone copies no pinned page
-// (the e1000 pair retransmitted 12-31 segments a cell, none COPIED); that
+// (the e1000 pair retransmitted 3-31 segments a cell, none COPIED); that
 // cause is open. It tells whether zero-copy was taken.
 func checkPinnedCell(t *testing.T, cell report.Cell, method string, size int, retrans uint64) bool {
 	t.Helper()

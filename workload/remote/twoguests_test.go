@@ -96,7 +96,7 @@ func TestRemoteTwoGuests(t *testing.T) {
 // leave as they are, so MSG_ZEROCOPY and io_uring SEND_ZC must each be
 // reported zero-copy taken, in agreement with the kernel's completions
 // (none COPIED), and write through the same device copied. The guests
-// retransmit even here (late timers under emulation: 12-31 segments a
+// retransmit even here (late timers under emulation: 3-31 segments a
 // cell), but a retransmission copies no pinned page on 6.12: TCP's and
 // io_uring's zero-copy buffers are SKBFL_DONT_ORPHAN, so the copy of a
 // cloned skb takes page references (skb_orphan_frags). Each cell runs
