@@ -282,7 +282,7 @@ func TestThreadsMapFullIsSaid(t *testing.T) {
 	// 14-30 were refused here, docs/known-issues.md).
 	stats := sess.core.Maps["stats"]
 	preallocated := stats.Flags()&unix.BPF_F_NO_PREALLOC == 0
-	fits, err := bpf.Preallocate(&ebpf.MapSpec{Type: stats.Type(), MaxEntries: stats.MaxEntries(), ValueSize: stats.ValueSize()})
+	fits, err := bpf.Preallocate(&ebpf.MapSpec{Type: stats.Type(), MaxEntries: stats.MaxEntries(), KeySize: stats.KeySize(), ValueSize: stats.ValueSize()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
@@ -325,6 +327,14 @@ func TestSamplerClose(t *testing.T) {
 	}
 	if len(smp.fds) == 0 || len(smp.links) != len(smp.fds) {
 		t.Errorf("%d perf events, %d links", len(smp.fds), len(smp.links))
+	}
+	// Counted into from the timer interrupt: the leaves are preallocated,
+	// and on PREEMPT_RT the stacks too (preallocateSamples).
+	rt := kernel.ReadHost().PreemptRT
+	for name, want := range map[string]bool{"leaves": true, "samples": rt} {
+		if got := smp.coll.Maps[name].Flags()&unix.BPF_F_NO_PREALLOC == 0; got != want {
+			t.Errorf("%s preallocated %v, want %v (PREEMPT_RT %v)", name, got, want, rt)
+		}
 	}
 
 	if _, err := smp.Collect(); err != nil {

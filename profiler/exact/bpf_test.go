@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
@@ -243,7 +242,7 @@ func TestForcedBackend(t *testing.T) {
 				// Kprobe link info (and with it the missed counts) is 6.6+:
 				// said where it lacks, and only there.
 				why, said := b.Unavailable()[unavailableKprobeMissed]
-				if want := mode == ModeKprobe && !kernelAtLeast(t, 6, 6); said != want {
+				if want := mode == ModeKprobe && !testenv.KernelAtLeast(t, 6, 6); said != want {
 					t.Errorf("%s: backends.unavailable[%q] = %q, want it said: %v", mode, unavailableKprobeMissed, why, want)
 				}
 				return
@@ -257,20 +256,6 @@ func TestForcedBackend(t *testing.T) {
 			t.Log(err)
 		})
 	}
-}
-
-// kernelAtLeast compares the running kernel's release with major.minor.
-func kernelAtLeast(t *testing.T, major, minor int) bool {
-	t.Helper()
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		t.Fatal(err)
-	}
-	var ma, mi int
-	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi); err != nil {
-		t.Fatalf("kernel release %q: %v", u.Release, err)
-	}
-	return ma > major || ma == major && mi >= minor
 }
 
 // measured is one transfer's exact figures.
