@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// zcMSS is the TCP_MAXSEG for TCP_ZEROCOPY_RECEIVE runs: 4096 bytes of
-// payload plus 12 bytes of timestamp option, so every segment fills exactly
-// one page and can be mapped (tools/testing/selftests/net/tcp_mmap.c).
+// zcMSS is the TCP_MAXSEG for TCP_ZEROCOPY_RECEIVE runs on one host (mss):
+// 4096 bytes of payload plus 12 bytes of timestamp option, so every segment
+// fills exactly one page and can be mapped
+// (tools/testing/selftests/net/tcp_mmap.c).
 const zcMSS = pageSize + 12
 
 // acceptTimeout bounds accept() (SO_RCVTIMEO applies to accept), so a sender

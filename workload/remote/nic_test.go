@@ -49,11 +49,7 @@ func TestRemoteOverNIC(t *testing.T) {
 	if len(d.Cells) != 3 {
 		t.Fatalf("%d cells, want msg_zerocopy, io_uring_zc and write", len(d.Cells))
 	}
-	var uts unix.Utsname
-	if err := unix.Uname(&uts); err != nil {
-		t.Fatal(err)
-	}
-	guest := unix.ByteSliceToString(uts.Release[:])
+	guest := thisKernel(t)
 	for _, c := range d.Cells {
 		w := c.Workload
 		if c.Topology != workload.TopoRemote || w.SentBytes != size || w.ReceivedBytes != size || w.PayloadErrors != 0 {
