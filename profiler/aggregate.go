@@ -8,8 +8,6 @@ import (
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
-const mib = 1 << 20
-
 // Totals is the per-context sum of a group of threads.
 type Totals struct {
 	Counters map[PathCtx]Counter
@@ -86,7 +84,7 @@ func (t Totals) Entry() (report.CPU, []report.Path) {
 			rp.NSPerCall = float64(rp.CPUNS) / float64(rp.Calls)
 		}
 		if rp.Bytes >= 64<<10 { // below that, a per-MiB figure is noise
-			rp.NSPerMiB = float64(rp.CPUNS) / (float64(rp.Bytes) / mib)
+			rp.NSPerMiB = report.PerMiB(rp.CPUNS, rp.Bytes)
 		}
 		if p == taxonomy.PathUser {
 			cpu.UserNS = task.NS

@@ -22,10 +22,11 @@
 //     paths and contexts.
 //   - calibrate.go: the per-run dispatch cost the handlers cannot time
 //     (DispatchNS, HookDispatchNS; SetHookDispatch for every object with
-//     timed programs). steal.go: the host's steal time, for the
-//     self-check's bound.
+//     timed programs).
 //   - snapshot.go: one reading of the per-CPU counter maps, thread infos,
-//     schedstat and /proc/PID/stat per thread, and the byte classes.
+//     schedstat and /proc/PID/stat per thread (profiler/procfs, which also
+//     gives the host's steal time for the self-check's bound), and the
+//     byte classes.
 //     entries.go: a live thread's task-context counters, which are not in
 //     the stats map but in its threads entry and, while it runs, on its
 //     CPU (zc_cpu.pend), each counted once. retire.go: exited threads released from the maps and summed per

@@ -176,14 +176,14 @@ func CheckPrecision(iv Interval, k KernelClock) (report.Precision, []string) {
 			p.MaxDiffPct = max(p.MaxDiffPct, 100*float64(abs64(c.diff))/float64(c.runtime))
 			p.MaxErrPct = max(p.MaxErrPct, 100*float64(abs64(c.residual))/float64(c.runtime))
 		}
-		who := fmt.Sprintf("thread %d (%s): measured %s, schedstat %s", th.Info.TID, th.Info.Comm, fmtNS(c.measured), fmtNS(c.runtime))
+		who := fmt.Sprintf("thread %d (%s): measured %s, schedstat %s", th.Info.TID, th.Info.Comm, report.Duration(int64(c.measured)), report.Duration(int64(c.runtime)))
 		if !c.residualOK {
 			warnings = append(warnings, fmt.Sprintf("%s: %s unexplained after the boundary (%s) and interrupt (%s) terms, more than %s: zcprof lost time or charged it to another thread",
-				who, fmtSigned(c.residual), fmtSigned(c.boundary), fmtSigned(c.irq), fmtNS(c.residualBound)))
+				who, report.Duration(c.residual), report.Duration(c.boundary), report.Duration(c.irq), report.Duration(int64(c.residualBound))))
 		}
 		if !c.boundaryOK {
 			warnings = append(warnings, fmt.Sprintf("%s: its runs differ from the kernel's by %s in all (%d runs, interrupt time %s taken out), more than %s: a cut is far from where the kernel ends runs",
-				who, fmtSigned(c.boundary), c.runs, fmtSigned(c.irq), fmtNS(c.boundaryBound)))
+				who, report.Duration(c.boundary), c.runs, report.Duration(c.irq), report.Duration(int64(c.boundaryBound))))
 		}
 		if !c.residualOK || !c.boundaryOK {
 			p.Failed++
@@ -200,12 +200,4 @@ func abs64(v int64) uint64 {
 		return uint64(-v)
 	}
 	return uint64(v)
-}
-
-func fmtNS(ns uint64) string {
-	return time.Duration(ns).Round(time.Microsecond).String()
-}
-
-func fmtSigned(ns int64) string {
-	return time.Duration(ns).Round(time.Microsecond).String()
 }

@@ -121,16 +121,6 @@ func TestPrecisionCountsClampedRuns(t *testing.T) {
 	}
 }
 
-func TestParseSteal(t *testing.T) {
-	stat := "cpu  18553 0 9586 62460 505 0 529 17 0 0\ncpu0 8761 0 4501 32208 71 0 264 7 0 0\n"
-	if got := parseStealNS(stat); got != 170*ms {
-		t.Fatalf("steal %d", got)
-	}
-	if got := parseStealNS("cpu 1 2 3\n"); got != 0 {
-		t.Fatalf("short line: %d", got)
-	}
-}
-
 // The boundary bound follows the thread's own calls: a waker runs on to
 // the end of the call it was in, so where its calls are long (a slow
 // machine, large sends) so are its tails. Ten runs 1 ms late each pass

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
@@ -122,8 +123,8 @@ func TestSyscallLoopProbeTimeIsOwn(t *testing.T) {
 	base := (before + after) / 2
 	bound := base / 10
 	t.Logf("without zcprof: %s and %s; with: user %s, kernel %s, probe %s over %d runs (dispatch %d ns/run), schedstat %s, times() user %s system %s",
-		fmtNS(before), fmtNS(after), fmtNS(cpu.UserNS), fmtNS(cpu.KernelNS), fmtNS(cpu.ProbeNS), cpu.ProbeEvents,
-		res.Document.Overhead.DispatchNS, fmtNS(cpu.SchedstatNS), fmtNS(cpu.TimesUserNS), fmtNS(cpu.TimesSystemNS))
+		report.Duration(int64(before)), report.Duration(int64(after)), report.Duration(int64(cpu.UserNS)), report.Duration(int64(cpu.KernelNS)), report.Duration(int64(cpu.ProbeNS)), cpu.ProbeEvents,
+		res.Document.Overhead.DispatchNS, report.Duration(int64(cpu.SchedstatNS)), report.Duration(int64(cpu.TimesUserNS)), report.Duration(int64(cpu.TimesSystemNS)))
 	switch {
 	case testenv.InVM():
 		// Under qemu's single-threaded TCG a guest's CPU clocks follow the
@@ -133,11 +134,11 @@ func TestSyscallLoopProbeTimeIsOwn(t *testing.T) {
 		// assertions below still hold in the guests.
 	case cpu.UserNS > base+bound:
 		t.Errorf("user time %s is more than the child's whole CPU time without zcprof (%s) + %s: zcprof's cost is in it",
-			fmtNS(cpu.UserNS), fmtNS(base), fmtNS(bound))
+			report.Duration(int64(cpu.UserNS)), report.Duration(int64(base)), report.Duration(int64(bound)))
 	}
 	if cpu.ProbeNS == 0 || cpu.ProbeEvents < 2*getppidCalls {
 		t.Errorf("probe time %s over %d handler runs: want > 0 over at least %d (every sys_enter and sys_exit)",
-			fmtNS(cpu.ProbeNS), cpu.ProbeEvents, 2*getppidCalls)
+			report.Duration(int64(cpu.ProbeNS)), cpu.ProbeEvents, 2*getppidCalls)
 	}
 	o := res.Document.Overhead
 	if o.BPFNS != cpu.ProbeNS || o.Events != cpu.ProbeEvents {
@@ -148,7 +149,7 @@ func TestSyscallLoopProbeTimeIsOwn(t *testing.T) {
 		// hold (known-issues.md, "The clock jumps under a waiting vCPU"):
 		// what the threads ran against schedstat, with the guests' slack.
 		if diff, bound := SchedstatResidual(cpu); diff > bound+testenv.PrecisionSlack(cpu.SchedstatNS) {
-			t.Errorf("ran %s (boundary %d ns) against schedstat %s", fmtNS(cpu.RanNS()), cpu.SchedstatBoundaryNS, fmtNS(cpu.SchedstatNS))
+			t.Errorf("ran %s (boundary %d ns) against schedstat %s", report.Duration(int64(cpu.RanNS())), cpu.SchedstatBoundaryNS, report.Duration(int64(cpu.SchedstatNS)))
 		}
 	} else if d := res.Document.Precision; d == nil || d.Checked == 0 || d.Failed != 0 {
 		t.Errorf("precision self-check: %+v, warnings %q", d, res.Document.Warnings)

@@ -165,7 +165,7 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 		}
 	}
 	s.readMisses(snap)
-	snap.StealNS = hostStealNS()
+	snap.StealNS = procfs.HostStealNS()
 	for name, dst := range map[string]*uint64{"dropped": &snap.Dropped, "missed_switches": &snap.MissedSwitches, "clamped_runs": &snap.ClampedRuns,
 		"threads_full": &snap.ThreadsFull, "thread_infos_full": &snap.ThreadInfosFull} {
 		if err := s.core.Variables[name].Get(dst); err != nil {

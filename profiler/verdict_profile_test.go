@@ -284,8 +284,6 @@ func (zeroReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func inMiB(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/mib) }
-
 func pathOf(p report.Process, name string) report.Path {
 	for _, q := range p.Paths {
 		if q.Path == name {
@@ -315,7 +313,7 @@ func TestVerdictMsgTruncReceiver(t *testing.T) {
 			if rx := pathOf(p, "rx.read"); rx.Bytes != r.Received || rx.Calls != r.ReceiveCalls {
 				t.Errorf("rx.read %d bytes in %d calls, the child received %d in %d", rx.Bytes, rx.Calls, r.Received, r.ReceiveCalls)
 			}
-			if want := "receive: " + inMiB(r.Received) + " discarded without copy (MSG_TRUNC)"; zc.Verdict != want {
+			if want := "receive: " + report.MiB(r.Received) + " discarded without copy (MSG_TRUNC)"; zc.Verdict != want {
 				t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
 			}
 		})
@@ -370,13 +368,13 @@ func TestVerdictSplicingProxy(t *testing.T) {
 				t.Errorf("send: %d bytes, spliced %d copied %d; want %d spliced and %d copied", zc.TxBytes, zc.TxSplicedBytes, zc.TxCopiedBytes, spliced, header)
 			}
 			want := fmt.Sprintf("splice: zero-copy taken for %s (100%%); %d B written by copy; receive by splice: %s (page references); %d B read by copy",
-				inMiB(spliced), header, inMiB(spliced), header)
+				report.MiB(spliced), header, report.MiB(spliced), header)
 			if zc.Verdict != want {
 				t.Errorf("verdict\n got %q\nwant %q", zc.Verdict, want)
 			}
 			// Per path: the spliced receive path has only spliced bytes.
 			if rs := pathOf(p, "rx.splice"); rs.Bytes != spliced || rs.Zerocopy == nil ||
-				rs.Zerocopy.Verdict != "receive by splice: "+inMiB(spliced)+" (page references)" {
+				rs.Zerocopy.Verdict != "receive by splice: "+report.MiB(spliced)+" (page references)" {
 				t.Errorf("rx.splice %d bytes, zerocopy %+v", rs.Bytes, rs.Zerocopy)
 			}
 		})
@@ -409,7 +407,7 @@ func TestVerdictSendfileServerWithHeaders(t *testing.T) {
 			if zc.TxBytes != header+uint64(size) || zc.TxSplicedBytes != uint64(size) || zc.TxCopiedBytes != header || zc.RxBytes() != 0 {
 				t.Errorf("%+v", zc)
 			}
-			assertVerdict(t, d, zc, "sendfile: zero-copy taken for "+inMiB(uint64(size))+" (100%); 1.0 KiB written by copy")
+			assertVerdict(t, d, zc, "sendfile: zero-copy taken for "+report.MiB(uint64(size))+" (100%); 1.0 KiB written by copy")
 		})
 	}
 }
@@ -453,7 +451,7 @@ func TestVerdictCannotTellWithoutSources(t *testing.T) {
 		zc := d.Processes[0].Zerocopy
 		spliced, copied := uint64(r.Sent), uint64(header)
 		var unavailable []string
-		want := "sendfile: zero-copy taken for " + inMiB(r.Sent) + " (100%); 1.0 KiB written by copy"
+		want := "sendfile: zero-copy taken for " + report.MiB(r.Sent) + " (100%); 1.0 KiB written by copy"
 		if before63 {
 			// Before 6.3 the send decisions themselves come from classic
 			// syscall tracepoints (syscall_return), so without tracefs no

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/workload"
 	zrun "github.com/zcprof/zcprof/workload/run"
@@ -83,7 +84,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 			if out.wantSampling() && attr.Backend == attrib.BackendNone {
 				return errors.New("--pprof, --folded and --html need the sampling backend: drop --backend none")
 			}
-			if out.wantStacks() && attr.Backend == "auto" {
+			if out.wantStacks() && attr.Backend == kernel.Auto {
 				// Stacks come from the sampler only: auto would pick
 				// fentry where the kernel allows it.
 				attr.Backend = attrib.NameSampling

@@ -38,7 +38,7 @@ const (
 // Choices are the values --byte-classes (profiler.Options.ByteClasses)
 // takes, for the CLI's check and the session's alike (kernel.Choose).
 func Choices() []string {
-	return []string{"auto", Decision, Syscall, SyscallReturn, Off}
+	return []string{kernel.Auto, Decision, Syscall, SyscallReturn, Off}
 }
 
 // Loaded is the loaded zcbytes object: programs attached one by one
@@ -173,7 +173,7 @@ type Options struct {
 func Open(shared map[string]*ebpf.Map, o Options, unavailable map[string]string, setHookDispatch func(*ebpf.CollectionSpec) error) (*Loaded, error) {
 	want := o.Want
 	if want == "" {
-		want = "auto"
+		want = kernel.Auto
 	}
 	if err := kernel.Choose("byte classes", " backend", want, Choices()); err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ func Open(shared map[string]*ebpf.Map, o Options, unavailable map[string]string,
 			unavailable[k] = "/proc/kallsyms hides kernel addresses from this process (reading them needs CAP_SYSLOG): only O_DIRECT and DAX sources are recognised"
 		}
 	}
-	if want == "auto" && o.NoUringSends {
+	if want == kernel.Auto && o.NoUringSends {
 		want = Syscall
 	}
 	if err == nil {

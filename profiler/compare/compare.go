@@ -1,4 +1,5 @@
-// Package compare is `zcprof compare`: it matches the cells (run) or
+// Package compare compares zcprof documents (the library behind `zcprof
+// compare`, and the HTML report's comparison): it matches the cells (run) or
 // processes (profile) of zcprof documents and says, figure by figure, how
 // much each changed and whether the change is significant over the
 // repeats (Welch's t-test), in the spirit of benchstat.

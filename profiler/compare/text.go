@@ -85,13 +85,7 @@ func Value(v float64, unit string) string {
 	case "ns/MiB":
 		return fmt.Sprintf("%.1f µs/MiB", v/1e3)
 	case "ns":
-		switch {
-		case v >= 1e9:
-			return fmt.Sprintf("%.3f s", v/1e9)
-		case v >= 1e6:
-			return fmt.Sprintf("%.1f ms", v/1e6)
-		}
-		return fmt.Sprintf("%.1f µs", v/1e3)
+		return report.Time(v)
 	}
 	return fmt.Sprintf("%g", v)
 }

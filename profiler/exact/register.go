@@ -46,7 +46,7 @@ func refusedByProbe(mode string, probe Prober) string {
 // mode asked for by name is always attached for real.
 func starter(mode string, probe Prober) attrib.Starter {
 	return func(sess *profiler.Session, o attrib.Options) (attrib.Backend, error) {
-		if o.Backend == "" || o.Backend == "auto" {
+		if o.Backend == "" || o.Backend == kernel.Auto {
 			if why := refusedByProbe(mode, probe); why != "" {
 				return nil, fmt.Errorf("%s (doctor's probe)", why)
 			}

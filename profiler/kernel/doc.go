@@ -25,7 +25,8 @@
 //     (Probes.Try); trigger.go makes them fire.
 //   - explain.go: a refusal in one line with its cause (Env.Describe),
 //     e.g. fentry's EPERM explained as the locked function tracer.
-//   - select.go: the cheap checks `auto` asks before attaching for real
-//     (SelectAttribution, SelectAccounting) and Describe with this host's
-//     Env.
+//   - select.go: the cheap check `auto` asks before attaching an
+//     attribution backend for real (SelectAttribution); SelectAccounting,
+//     the same for the accounting, which the session itself simply tries
+//     (tests compare the two); and Describe with this host's Env.
 package kernel

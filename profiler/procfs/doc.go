@@ -1,4 +1,5 @@
-// Package procfs reads the per-thread figures the kernel itself keeps:
-// sum_exec_runtime (schedstat) and the tick-based utime/stime that times(),
-// getrusage and /proc/PID/stat report.
+// Package procfs reads the figures the kernel itself keeps in /proc: per
+// thread, sum_exec_runtime (schedstat) and the tick-based utime/stime that
+// times(), getrusage and /proc/PID/stat report; for the host, the time the
+// hypervisor stole (/proc/stat, steal.go).
 package procfs

@@ -72,3 +72,13 @@ func TestFixtureTree(t *testing.T) {
 		t.Fatal("Threads(99): no error for a missing process")
 	}
 }
+
+func TestParseSteal(t *testing.T) {
+	stat := "cpu  18553 0 9586 62460 505 0 529 17 0 0\ncpu0 8761 0 4501 32208 71 0 264 7 0 0\n"
+	if got := parseStealNS(stat); got != 170_000_000 {
+		t.Fatalf("steal %d", got)
+	}
+	if got := parseStealNS("cpu 1 2 3\n"); got != 0 {
+		t.Fatalf("short line: %d", got)
+	}
+}

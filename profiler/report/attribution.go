@@ -35,9 +35,9 @@ func AttributionWhy(b Backends) string {
 func functionsCell(p Path) string {
 	parts := make([]string, 0, len(p.Functions))
 	for _, f := range p.Functions {
-		s := fmt.Sprintf("%s %s in %d calls", f.Function, ms(f.NS), f.Calls)
+		s := fmt.Sprintf("%s %s in %d calls", f.Function, Millis(f.NS), f.Calls)
 		if f.Bytes > 0 {
-			s += fmt.Sprintf(", %.1f MiB", float64(f.Bytes)/(1<<20))
+			s += ", " + MiB(f.Bytes)
 		}
 		parts = append(parts, s)
 	}

@@ -19,15 +19,13 @@ func categoryCell(p Path) string {
 	for _, c := range p.Categories {
 		share := ""
 		if total > 0 {
-			share = fmt.Sprintf(" (%.0f%%)", 100*float64(c.CPUNS)/float64(total))
+			share = " (" + WholePercent(c.CPUNS, total) + ")"
 		}
 		if c.Exact {
-			parts = append(parts, fmt.Sprintf("%s %s%s", c.Category, ms(c.CPUNS), share))
+			parts = append(parts, fmt.Sprintf("%s %s%s", c.Category, Millis(c.CPUNS), share))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s ≈%s ±%s%s", c.Category, ms(c.CPUNS), ms(c.CI95NS), share))
+			parts = append(parts, fmt.Sprintf("%s ≈%s ±%s%s", c.Category, Millis(c.CPUNS), Millis(c.CI95NS), share))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
-
-func ms(ns uint64) string { return fmt.Sprintf("%.1f ms", float64(ns)/1e6) }

@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Number and unit formatting for every renderer (tables, verdicts, warnings,
 // compare): one spelling of a count, a share, a size, a time, a rate.
@@ -94,12 +97,47 @@ func byteSize(n uint64) string {
 	return Size(n)
 }
 
-// mibs formats a byte count in MiB whatever its size (a column that
-// compares sides).
-func mibs(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+// ShortSize is Size for a sentence (verdicts): GiB with one decimal, as
+// in 74 B, 1.0 KiB, 3.6 GiB.
+func ShortSize(n uint64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return Size(n)
+}
+
+// MiB formats a byte count in MiB whatever its size (figures set side by
+// side).
+func MiB(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// PerMiB is ns per MiB of bytes (the CPU/MiB figures), 0 without bytes.
+func PerMiB(ns, bytes uint64) float64 {
+	if bytes == 0 {
+		return 0
+	}
+	return float64(ns) / (float64(bytes) / (1 << 20))
+}
 
 // Seconds formats nanoseconds as seconds with millisecond resolution.
 func Seconds(ns uint64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
+
+// Millis formats nanoseconds as milliseconds with one decimal.
+func Millis(ns uint64) string { return fmt.Sprintf("%.1f ms", float64(ns)/1e6) }
+
+// Duration formats a signed nanosecond figure as Go writes a duration, to
+// the microsecond (1.234ms, -56µs), for warnings.
+func Duration(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }
+
+// Time formats a time in s, ms or µs by its size.
+func Time(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.1f ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.1f µs", ns/1e3)
+}
 
 // secs is Seconds without the unit (a column headed in seconds).
 func secs(ns uint64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }

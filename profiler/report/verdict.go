@@ -156,7 +156,7 @@ func txVerdict(zc *Zerocopy, n VerdictNames) string {
 	switch {
 	case ratio(tx-min(tx, keptBytes), tx) < MinorShare:
 		// "sendfile: zero-copy taken for 1.0 GiB (100%); 1.0 KiB written by copy"
-		return strings.Join(keptBy, " and ") + ": " + taken + " for " + amount(keptBytes) + " (" + ShortPercent(keptBytes, tx) + ")" + withShares(lost, tx)
+		return strings.Join(keptBy, " and ") + ": " + taken + " for " + ShortSize(keptBytes) + " (" + ShortPercent(keptBytes, tx) + ")" + withShares(lost, tx)
 	case ratio(keptBytes, tx) >= MinorShare:
 		head := "zero-copy partially taken (" + ShortPercent(keptBytes, tx) + " never copied)"
 		if zc.onlyRequested() {
@@ -170,7 +170,7 @@ func txVerdict(zc *Zerocopy, n VerdictNames) string {
 	if len(rest) > 0 && ratio(rest[0].bytes, tx) >= MinorShare {
 		return "copy: every byte copied on send: " + strings.TrimPrefix(withShares(lost, tx), "; ")
 	}
-	size := amount(bulk.bytes)
+	size := ShortSize(bulk.bytes)
 	switch bulk.kind {
 	case copiedZCIgnored:
 		return "MSG_ZEROCOPY ignored: SO_ZEROCOPY not set, every byte copied on send (" + size + ")" + withShares(rest, tx)
@@ -214,7 +214,7 @@ func rxVerdict(zc *Zerocopy) string {
 	}
 	parts := rxShares(zc)
 	bulk, rest := parts[0], parts[1:]
-	size := amount(bulk.bytes)
+	size := ShortSize(bulk.bytes)
 	if len(rest) > 0 && ratio(rx-bulk.bytes, rx) >= MinorShare {
 		size += " (" + ShortPercent(bulk.bytes, rx) + ")"
 	}
@@ -247,7 +247,7 @@ func discardedWords(zc *Zerocopy) string {
 func withShares(parts []share, total uint64) string {
 	var b strings.Builder
 	for _, p := range parts {
-		b.WriteString("; " + amount(p.bytes))
+		b.WriteString("; " + ShortSize(p.bytes))
 		if ratio(p.bytes, total) >= MinorShare {
 			b.WriteString(" (" + ShortPercent(p.bytes, total) + ")")
 		}
@@ -363,19 +363,6 @@ func ratio(a, b uint64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-// amount is a byte count as verdicts say it: 74 B, 1.0 KiB, 3.6 GiB.
-func amount(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // The lines below are a run cell's own (workload/run chooses which apply).

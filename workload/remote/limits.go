@@ -12,6 +12,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/workload"
 	"github.com/zcprof/zcprof/workload/remote/pb"
 )
@@ -159,12 +160,10 @@ func (l Limits) validate(p *pb.Prepare) (prepared, error) {
 	if err := out.cfg.Validate(); err != nil {
 		return out, err
 	}
-	switch p.Accounting {
-	case "", "auto", "tp_btf", "raw_tp":
-		out.accounts = p.Accounting
-	default:
+	if p.Accounting != "" && !slices.Contains(kernel.AccountingChoices(), p.Accounting) {
 		return out, fmt.Errorf("unknown accounting backend %q", clip(p.Accounting))
 	}
+	out.accounts = p.Accounting
 	if p.ByteClasses != "" && !slices.Contains(byteclass.Choices(), p.ByteClasses) {
 		return out, fmt.Errorf("unknown byte-class backend %q", clip(p.ByteClasses))
 	}

@@ -118,9 +118,7 @@ func meanPaths(runs [][]report.Path) []report.Path {
 		if m.Calls > 0 {
 			m.NSPerCall = float64(m.CPUNS) / float64(m.Calls)
 		}
-		if m.Bytes > 0 {
-			m.NSPerMiB = float64(m.CPUNS) / (float64(m.Bytes) / mib)
-		}
+		m.NSPerMiB = report.PerMiB(m.CPUNS, m.Bytes)
 		out = append(out, m)
 	}
 	return out

@@ -14,8 +14,6 @@ import (
 	"github.com/zcprof/zcprof/workload"
 )
 
-const mib = 1 << 20
-
 // sample is one run of one cell: the cell's figures and the sessions'
 // document parts (overhead, precision, warnings, backends).
 type sample struct {
@@ -267,8 +265,5 @@ func pidOf() int { return os.Getpid() }
 
 // serviceDemand is on-CPU ns per MiB moved.
 func serviceDemand(ns, bytes uint64) float64 {
-	if bytes == 0 {
-		return 0
-	}
-	return float64(ns) / (float64(bytes) / mib)
+	return report.PerMiB(ns, bytes)
 }

@@ -1,4 +1,5 @@
-// Package run is `zcprof run`: it expands a matrix of transfer methods,
+// Package run coordinates the transfers of a run (the library behind
+// `zcprof run`, and each side of a two-host run): it expands a matrix of transfer methods,
 // sizes and stream counts, runs each cell with the workload generator under
 // the exact accounting (one profiler session per run of a cell, on the
 // cell's own sender and receiver threads only), and reports each side's

@@ -126,8 +126,7 @@ func relHalf(s report.Stat) float64 {
 // docAcc merges the per-run documents: host and backends from the first,
 // overhead, duration and precision summed, warnings once each.
 type docAcc struct {
-	doc   *report.Document
-	bpfNS uint64
+	doc *report.Document
 }
 
 func (a *docAcc) add(s sample) {

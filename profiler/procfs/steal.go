@@ -1,4 +1,4 @@
-package profiler
+package procfs
 
 import (
 	"os"
@@ -6,14 +6,10 @@ import (
 	"strings"
 )
 
-// userHZ is the unit of /proc/stat (USER_HZ, 100 on every Linux arch
-// zcprof builds for).
-const userHZ = 100
-
-// hostStealNS is the time the hypervisor stole from all CPUs since boot,
+// HostStealNS is the time the hypervisor stole from all CPUs since boot,
 // from the "cpu" line of /proc/stat (0 when it cannot be read). It comes in
-// ticks of 10 ms: good for a bound, not for a figure.
-func hostStealNS() uint64 {
+// USER_HZ ticks of 10 ms: good for a bound, not for a figure.
+func HostStealNS() uint64 {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0
@@ -32,7 +28,7 @@ func parseStealNS(stat string) uint64 {
 		if err != nil {
 			return 0
 		}
-		return ticks * (1e9 / userHZ)
+		return ticks * (1e9 / UserHZ)
 	}
 	return 0
 }
