@@ -143,18 +143,13 @@ enum {
 	NR_restart_syscall = 219,
 };
 
-
-
+/* The stats value under k, inserted as zero if new; NULL when refused
+ * (add_stat_new keeps those counts in the spill slots). */
 static __always_inline struct zc_stat_val *stat_slot(struct zc_stat_key *k)
 {
-	struct zc_stat_val *v = bpf_map_lookup_elem(&stats, k);
+	struct zc_stat_val zero = {};
 
-	if (!v) {
-		struct zc_stat_val zero = {};
-		bpf_map_update_elem(&stats, k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&stats, k);
-	}
-	return v;
+	return counter_slot(&stats, k, &zero, NULL);
 }
 
 /* add_stat for a key not in the map yet: insert it, or keep the counts in

@@ -7,6 +7,7 @@
 #define ZCPROF_COMMON_H
 
 #include "accounting.h"
+#include "slots.h"
 
 /* Target threads by tid: generation, tgid and current path. Deleted when
  * the thread is switched out dead, so a reused tid gets a fresh entry. */
@@ -35,7 +36,8 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 
 /* The value under key in a counter map, inserted as zero if new; NULL when
  * the map refuses it (full, or -EBUSY when an insert interrupts another
- * into the same bucket on this CPU), which drops[0] counts. */
+ * into the same bucket on this CPU), which drops[0] counts if drops is
+ * given (NULL: the caller keeps what was refused itself). */
 static __always_inline void *counter_slot(void *map, const void *key, const void *zero, void *drops)
 {
 	void *v = bpf_map_lookup_elem(map, key);
@@ -46,17 +48,13 @@ static __always_inline void *counter_slot(void *map, const void *key, const void
 		return v;
 	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
 	v = bpf_map_lookup_elem(map, key);
-	if (!v && (n = bpf_map_lookup_elem(drops, &first)))
+	if (!v && drops && (n = bpf_map_lookup_elem(drops, &first)))
 		__sync_fetch_and_add(n, 1);
 	return v;
 }
 
 /* This CPU's accounting state. */
-static __always_inline struct zc_cpu *this_cpu(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&cpu_states, &zero);
-}
+static __always_inline struct zc_cpu *this_cpu(void) { return only_slot(&cpu_states); }
 
 /* File types (S_IFMT bits of i_mode), macros the BTF does not carry. */
 #define S_IFMT 00170000

@@ -79,19 +79,9 @@ struct {
 	__type(value, __u64);
 } fx_counters SEC(".maps");
 
-static __always_inline void count_slot(__u32 slot, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&fx_counters, &slot);
+static __always_inline void count_slot(__u32 slot, __u64 n) { count_at(&fx_counters, slot, n); }
 
-	if (v)
-		__sync_fetch_and_add(v, n);
-}
-
-static __always_inline struct zc_fx_cpu *fx_cpu(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&fx_cpus, &zero);
-}
+static __always_inline struct zc_fx_cpu *fx_cpu(void) { return only_slot(&fx_cpus); }
 
 /* ---- clocks ---- */
 
@@ -251,7 +241,7 @@ static __always_inline int on_intr_exit(void)
  * switch or a new target resets); the CPU cache only names the system row. */
 static __always_inline __u32 who(__u8 *path)
 {
-	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	struct zc_cpu *c;
 
@@ -259,7 +249,7 @@ static __always_inline __u32 who(__u8 *path)
 		*path = thread_path(t);
 		return t->gen;
 	}
-	c = bpf_map_lookup_elem(&cpu_states, &zero);
+	c = this_cpu();
 	if (c && c->resolved && c->tid == tid && !c->gen)
 		*path = c->sys_path;
 	else

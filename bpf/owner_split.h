@@ -71,11 +71,7 @@ struct {
 	__type(value, __u64);
 } owner_drops SEC(".maps");
 
-static __always_inline struct zc_owner_seg *this_seg(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&owner_segs, &zero);
-}
+static __always_inline struct zc_owner_seg *this_seg(void) { return only_slot(&owner_segs); }
 
 static __always_inline struct zc_owner_pending *pending_slot(__u64 skb)
 {

@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "slots.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -47,13 +48,7 @@ struct {
 	__uint(value_size, 127 * sizeof(u64));
 } doctor_stacks SEC(".maps");
 
-static __always_inline void hit(u32 slot)
-{
-	u64 *v = bpf_map_lookup_elem(&doctor_hits, &slot);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+static __always_inline void hit(u32 slot) { count_at(&doctor_hits, slot, 1); }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(doctor_tp_btf)

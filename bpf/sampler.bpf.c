@@ -68,13 +68,7 @@ struct {
 	__type(value, __u64);
 } sampler_stats SEC(".maps");
 
-static __always_inline void count_n(__u32 stat, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&sampler_stats, &stat);
-
-	if (v)
-		*v += n;
-}
+static __always_inline void count_n(__u32 stat, __u64 n) { count_at(&sampler_stats, stat, n); }
 
 static __always_inline void count_stat(__u32 stat) { count_n(stat, 1); }
 
@@ -175,11 +169,10 @@ SEC("perf_event")
 int zc_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 t0 = probe_start();
-	__u32 zero = 0;
 	struct zc_cpu *c;
 	int r = sample(ctx);
 
-	c = bpf_map_lookup_elem(&cpu_states, &zero);
+	c = this_cpu();
 	if (c)
 		probe_take(c, bpf_ktime_get_ns() - t0 + cfg_sample_dispatch_ns);
 	return r;
@@ -202,7 +195,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 
 	count_stat(ZC_STAT_SAMPLES);
 	early = came_early(ctx, due);
-	c = bpf_map_lookup_elem(&cpu_states, &zero);
+	c = this_cpu();
 	if (!c)
 		return 0;
 	/* A sample due before the running task was switched in stands for

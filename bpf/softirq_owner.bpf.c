@@ -194,11 +194,7 @@ static __always_inline __u32 new_payload(const struct seg_facts *f)
 	return (__s32)(end - from) > 0 ? end - from : 0;
 }
 
-static __always_inline struct zc_owner_probe *this_probe(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&owner_probes, &zero);
-}
+static __always_inline struct zc_owner_probe *this_probe(void) { return only_slot(&owner_probes); }
 
 static __always_inline __u8 owner_ctx(struct zc_cpu *c)
 {

@@ -284,14 +284,6 @@ static __always_inline struct zcb_sys *sys_state(int create)
 	return bpf_map_lookup_elem(&zcb_sys, &tid);
 }
 
-/* Whether the current send's source was read into new pages: the
- * accounting's sys_enter notes it at sendfile and splice (zc_sys.src_copy,
- * source_cannot_splice in accounting.bpf.c). */
-static __always_inline int source_copied(void)
-{
-	return current_src_copy();
-}
-
 /* ---- send decision ---- */
 
 /* tcp_sendmsg_locked's choice of zc (net/ipv4/tcp.c), before its loop. */
@@ -359,7 +351,9 @@ static __always_inline void account_send(__u32 gen, __u8 path, const struct sock
 		class = decide_fallback(path, sk);
 	if (class == ZCB_TX_SPLICE && has_ulp(sk))
 		class = ZCB_TX_COPY_ULP;
-	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && source_copied())
+	/* A source read into new pages first (noted by the accounting's
+	 * sys_enter at sendfile and splice: source_cannot_splice). */
+	else if (class == ZCB_TX_SPLICE && (path == PATH_TX_SENDFILE || path == PATH_TX_SPLICE) && current_src_copy())
 		class = ZCB_TX_SPLICE_SRC_COPY;
 	add_class(gen, path, class, bytes, 1);
 	if (class == ZCB_TX_PINNED)

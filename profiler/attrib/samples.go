@@ -103,8 +103,8 @@ func (a *Samples) Sub(b *Samples) *Samples {
 func subCounts[K comparable](a, b map[K]uint64) map[K]uint64 {
 	out := map[K]uint64{}
 	for k, n := range a {
-		if d := n - b[k]; d > 0 {
-			out[k] = d
+		if n > b[k] { // unsigned: n - b[k] would wrap where b has more
+			out[k] = n - b[k]
 		}
 	}
 	return out
