@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
@@ -82,14 +83,16 @@ func TestNoUringSendsLeavesSendLength(t *testing.T) {
 	}
 }
 
-// TestRxReadsCopyLeavesRxCopy: a session whose targets receive only by
+// TestCopyInferenceLeavesHooks: a session whose targets receive only by
 // plain reads or splice traces no receive copy (its program runs for every
-// skb a read copies) and counts rx.read's bytes as copies; by default the
-// copies are traced.
-func TestRxReadsCopyLeavesRxCopy(t *testing.T) {
+// skb a read copies) and counts rx.read's bytes as copies; one whose
+// targets send only by plain writes hooks no send (sock_send_length, a run
+// per send call) and counts tx.write's bytes as copies. By default both
+// are traced.
+func TestCopyInferenceLeavesHooks(t *testing.T) {
 	requireBPF(t)
-	for _, readsCopy := range []bool{false, true} {
-		sess, err := Open(Options{Target: Target{PIDs: []int{os.Getpid()}}, RxReadsCopy: readsCopy})
+	for _, c := range []struct{ readsCopy, writesCopy bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		sess, err := Open(Options{Target: Target{PIDs: []int{os.Getpid()}}, RxReadsCopy: c.readsCopy, TxWritesCopy: c.writesCopy, NoUringSends: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,19 +100,33 @@ func TestRxReadsCopyLeavesRxCopy(t *testing.T) {
 			sess.Close()
 			t.Fatalf("byte classes not loaded: %v", sess.Unavailable())
 		}
-		traced := false
+		attached := map[string]bool{}
 		for _, p := range sess.bytes.Programs() {
 			info, err := p.Info()
 			if err != nil {
 				sess.Close()
 				t.Fatal(err)
 			}
-			traced = traced || info.Name == "zcb_rx_copy"
+			attached[info.Name] = true
 		}
-		inferred := sess.bytes.InfersRxCopies()
+		inferred := map[byteclass.PathClass]bool{}
+		for _, pc := range sess.bytes.Inferred() {
+			inferred[pc] = true
+		}
+		mode := sess.ByteClasses()
 		sess.Close()
-		if traced == readsCopy || inferred != readsCopy {
-			t.Errorf("RxReadsCopy %v: receive copies traced %v, inferred %v", readsCopy, traced, inferred)
+		rx := byteclass.PathClass{Path: taxonomy.PathRxRead, Class: byteclass.ClassRxCopyRead}
+		tx := byteclass.PathClass{Path: taxonomy.PathTxWrite, Class: byteclass.ClassTxCopyWrite}
+		if attached["zcb_rx_copy"] == c.readsCopy || inferred[rx] != c.readsCopy ||
+			attached["zcb_sock_send_length"] == c.writesCopy || inferred[tx] != c.writesCopy || len(inferred) != btoi(c.readsCopy)+btoi(c.writesCopy) || mode != byteclass.Syscall {
+			t.Errorf("RxReadsCopy %v, TxWritesCopy %v: mode %q, programs %v, inferred %v", c.readsCopy, c.writesCopy, mode, attached, inferred)
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

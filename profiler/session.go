@@ -43,6 +43,10 @@ type Options struct {
 	// the byte classes count rx.read's bytes as copies rather than trace
 	// each copy (byteclass.Options).
 	RxReadsCopy bool
+	// TxWritesCopy: the targets send only by plain writes, so the byte
+	// classes count tx.write's bytes as copies rather than hook each send
+	// (byteclass.Options).
+	TxWritesCopy bool
 }
 
 // Session owns the loaded accounting programs and their maps. Close releases
@@ -140,7 +144,7 @@ func Open(opts Options) (*Session, error) {
 			s.unavailable["tracefs"] = err.Error()
 		}
 	}
-	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends, RxReadsCopy: opts.RxReadsCopy}, s.unavailable, SetHookDispatch)
+	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends, RxReadsCopy: opts.RxReadsCopy, TxWritesCopy: opts.TxWritesCopy}, s.unavailable, SetHookDispatch)
 	if err != nil {
 		s.Close()
 		return nil, err

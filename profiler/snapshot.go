@@ -160,8 +160,8 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 		if snap.ByteClasses, snap.ByteClassDrops, err = s.bytes.Read(); err != nil {
 			return nil, err
 		}
-		if s.bytes.InfersRxCopies() {
-			byteclass.InferRxCopies(snap.ByteClasses, snap.pathTotals(taxonomy.PathRxRead))
+		for _, pc := range s.bytes.Inferred() {
+			byteclass.InferCopies(snap.ByteClasses, pc, snap.pathTotals(pc.Path))
 		}
 	}
 	s.readMisses(snap)

@@ -27,8 +27,10 @@ const (
 	ClassRetransZC // zero-copy payload retransmitted: copied again where the first copy was
 	ClassTxCopyULP // spliced by a TCP ULP (kTLS) from records it copied the bytes into
 	// Past enum zcb_class, never counted by BPF: rx.read's bytes taken as
-	// copies where no receive copy was traced (Options.RxReadsCopy).
+	// copies where no receive copy was traced (Options.RxReadsCopy), and
+	// tx.write's where no send was (Options.TxWritesCopy).
 	ClassRxCopyRead
+	ClassTxCopyWrite
 	numClasses
 )
 
@@ -53,6 +55,7 @@ var classNames = [...]string{
 	ClassRetransZC:          "retransmit.zc",
 	ClassTxCopyULP:          "tx.copy.ulp",
 	ClassRxCopyRead:         "rx.copy.read",
+	ClassTxCopyWrite:        "tx.copy.write",
 }
 
 // String returns the class's name.

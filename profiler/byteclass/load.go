@@ -45,14 +45,15 @@ func Choices() []string {
 // (a kernel that lacks one tracepoint loses only what it provides).
 type Loaded struct {
 	mode string // Decision, Syscall or SyscallReturn; "" = no send classes
-	// rxInferred: the receive-copy program was left out (RxReadsCopy).
-	rxInferred bool
-	maps       *ebpf.Collection
-	colls      []*ebpf.Collection
-	links      []link.Link
-	progs      []*ebpf.Program
-	stats      *ebpf.Map
-	drops      *ebpf.Map
+	// inferred: the paths whose copies are not traced but taken from
+	// their bytes (RxReadsCopy, TxWritesCopy).
+	inferred []PathClass
+	maps     *ebpf.Collection
+	colls    []*ebpf.Collection
+	links    []link.Link
+	progs    []*ebpf.Program
+	stats    *ebpf.Map
+	drops    *ebpf.Map
 }
 
 // zcbPoint is one program and where it attaches: a tp_btf tracepoint, or a
@@ -161,8 +162,15 @@ type Options struct {
 	// (zcprof run knows its receive method), and TCP copies every byte a
 	// read without MSG_TRUNC returns. The receive-copy program, which runs
 	// for every skb a read copies (1.65 times per 64 KiB here), is left
-	// out, and the bytes rx.read returned are its copies (InfersRxCopies).
+	// out, and the bytes rx.read returned are its copies (Inferred).
 	RxReadsCopy bool
+	// TxWritesCopy: the targets send only by plain writes (zcprof run
+	// knows its method), and a write copies every byte it sends. With
+	// send classes inferred from the syscall (Syscall, which "auto" takes
+	// where NoUringSends), the send hook (sock_send_length), one program
+	// run per send call, is left out, and the bytes tx.write sent are its
+	// copies (Inferred).
+	TxWritesCopy bool
 }
 
 // Open loads the byte-class programs on top of the accounting's maps
@@ -215,6 +223,12 @@ func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, o Options, un
 		}
 		return err
 	}
+	if o.TxWritesCopy && o.NoUringSends && want == Syscall {
+		b.mode = Syscall
+		b.inferred = append(b.inferred, PathClass{taxonomy.PathTxWrite, ClassTxCopyWrite})
+		b.attachOthers(spec, o, try)
+		return b
+	}
 	var sendErr, decisionErr error
 	if want != SyscallReturn {
 		sendErr = b.attach(spec, zcbSend)
@@ -254,12 +268,19 @@ func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, o Options, un
 			try(zcbUringSQE)
 		}
 	}
+	b.attachOthers(spec, o, try)
+	return b
+}
+
+// attachOthers attaches what does not decide a send's class: later copies,
+// completions, receive copies and mappings, retransmissions.
+func (b *Loaded) attachOthers(spec *ebpf.CollectionSpec, o Options, try func(zcbPoint) error) {
 	for _, p := range zcbOthers {
 		if o.NoPinnedSends && slices.Contains(zcbDeferred, p) {
 			continue
 		}
 		if o.RxReadsCopy && p == zcbRxCopy {
-			b.rxInferred = true
+			b.inferred = append(b.inferred, PathClass{taxonomy.PathRxRead, ClassRxCopyRead})
 			continue
 		}
 		try(p)
@@ -268,7 +289,6 @@ func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, o Options, un
 	if b.attach(spec, zcbRetransmitErr) != nil {
 		try(zcbRetransmit)
 	}
-	return b
 }
 
 var sendSyscalls = []string{"write", "writev", "sendto", "sendmsg", "sendfile64", "splice"}
@@ -453,16 +473,17 @@ func (b *Loaded) Read() (map[Key]Count, uint64, error) {
 	return counts, dropped, nil
 }
 
-// InfersRxCopies says that no receive copy is traced (RxReadsCopy): the
-// session counts rx.read's returned bytes as copied (InferRxCopies).
-func (b *Loaded) InfersRxCopies() bool { return b.rxInferred }
+// Inferred lists the paths whose bytes are their copies rather than
+// traced ones (RxReadsCopy, TxWritesCopy), each with the class the session
+// counts them in (InferCopies).
+func (b *Loaded) Inferred() []PathClass { return b.inferred }
 
-// InferRxCopies adds to counts, for each generation, rx.read's bytes and
-// calls (read) as its receive copies, where InfersRxCopies.
-func InferRxCopies(counts map[Key]Count, read map[uint32]Count) {
-	for gen, c := range read {
+// InferCopies adds to counts, for each generation, a path's bytes and
+// calls (totals) as copies of class pc.Class, where Inferred lists pc.
+func InferCopies(counts map[Key]Count, pc PathClass, totals map[uint32]Count) {
+	for gen, c := range totals {
 		if c.Bytes > 0 {
-			counts[Key{gen, taxonomy.PathRxRead, ClassRxCopyRead}] = c
+			counts[Key{gen, pc.Path, pc.Class}] = c
 		}
 	}
 }

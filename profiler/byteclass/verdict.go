@@ -27,7 +27,7 @@ func (t byteTotals) events(cs ...Class) uint64 {
 }
 
 var (
-	txCopyClasses     = []Class{ClassTxCopy, ClassTxCopyZCIgnored, ClassTxCopyNoSG, ClassTxSpliceSourceCopy, ClassTxCopyULP}
+	txCopyClasses     = []Class{ClassTxCopy, ClassTxCopyWrite, ClassTxCopyZCIgnored, ClassTxCopyNoSG, ClassTxSpliceSourceCopy, ClassTxCopyULP}
 	txClasses         = append([]Class{ClassTxSplice, ClassTxPinned, ClassTxUnclassified}, txCopyClasses...)
 	deferredClasses   = []Class{ClassDeferredLoopback, ClassDeferredVeth, ClassDeferredTap, ClassDeferredOther}
 	deferredWhere     = map[Class]string{ClassDeferredLoopback: "loopback", ClassDeferredVeth: "veth", ClassDeferredTap: "packet tap", ClassDeferredOther: "another device"}
@@ -123,6 +123,10 @@ func (t byteTotals) txReason(zc *report.Zerocopy) string {
 	parts := []string{}
 	if n := t[ClassTxCopy].Bytes; n > 0 {
 		parts = append(parts, size(n)+" copied (plain send)")
+	}
+	if n := t[ClassTxCopyWrite].Bytes; n > 0 {
+		// Options.TxWritesCopy: the sender was known to write plainly.
+		parts = append(parts, size(n)+" copied (tx.write bytes: the sender writes, and a write copies every byte it sends)")
 	}
 	if n := zc.TxCopiedZCIgnoredBytes; n > 0 {
 		parts = append(parts, size(n)+" copied although MSG_ZEROCOPY was passed (socket without SO_ZEROCOPY)")
