@@ -127,6 +127,7 @@ struct {
 #define O_DIRECT_FLAG 040000
 #define S_DAX_FLAG (1 << 13)
 
+#define MSG_TRUNC 0x20
 #define MSG_ERRQUEUE 0x2000
 #define MSG_ZEROCOPY 0x4000000
 #define IPPROTO_TCP_LEVEL 6
@@ -753,6 +754,14 @@ static __always_inline __u8 tcp_path(long fd, __u8 path, __u32 *check_fd)
 	return path;
 }
 
+/* A receive with MSG_TRUNC: TCP returns the bytes' count and discards
+ * them without copying (tcp_recvmsg_locked). */
+static __always_inline void note_trunc(struct zc_sys *t, unsigned long flags)
+{
+	if (flags & MSG_TRUNC)
+		t->notes |= SYS_NOTE_RX_TRUNC;
+}
+
 static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_sys *t, __u32 *check_fd)
 {
 	__u32 in, out;
@@ -760,10 +769,13 @@ static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_s
 
 	t->arg = 0;
 	t->check_fd = 0;
+	t->notes &= ~SYS_NOTE_RX_TRUNC;
 	switch (nr) {
 	case NR_read:
 	case NR_readv:
+		return tcp_path(regs->di, PATH_RX_READ, check_fd);
 	case NR_recvfrom:
+		note_trunc(t, regs->r10);
 		return tcp_path(regs->di, PATH_RX_READ, check_fd);
 	case NR_write:
 	case NR_writev:
@@ -787,8 +799,10 @@ static __always_inline __u8 classify(__u32 nr, struct pt_regs *regs, struct zc_s
 				t->arg = ARG_NO_CALL;
 			return path;
 		}
+		note_trunc(t, regs->dx);
 		return tcp_path(regs->di, PATH_RX_READ, check_fd);
 	case NR_recvmmsg:
+		note_trunc(t, regs->r10);
 		path = tcp_path(regs->di, PATH_RX_READ, check_fd);
 		if (path != PATH_OTHER)
 			t->arg = regs->si;
@@ -936,10 +950,22 @@ static __always_inline __u64 exit_bytes(__u32 gen, __u8 path, long ret, struct z
 	switch (path) {
 	case PATH_TX_WRITE:
 	case PATH_TX_MSG_ZEROCOPY:
-	case PATH_RX_READ:
-		if (t->arg) /* sendmmsg, recvmmsg */
+		if (t->arg) /* sendmmsg */
 			return mmsg_bytes(t->arg, ret);
 		return ret > 0 ? ret : 0;
+	case PATH_RX_READ: {
+		__u64 bytes = t->arg ? mmsg_bytes(t->arg, ret) : (ret > 0 ? ret : 0); /* recvmmsg */
+
+		/* For the byte classes: a TCP receive copies every byte it
+		 * returns (skb_copy_datagram_msg) unless MSG_TRUNC discards
+		 * them. Counted here, once per call, rather than by a probe on
+		 * skb_copy_datagram_iovec: that fires per skb, right after the
+		 * last one's copy has evicted the probe's maps from the caches
+		 * (536 ns a run on our guests, the byte classes' dearest). */
+		if (cfg_byte_classes && bytes && !(t->notes & SYS_NOTE_RX_TRUNC))
+			add_class(gen, PATH_RX_READ, ZCB_RX_COPY, bytes, 1);
+		return bytes;
+	}
 	case PATH_TX_SENDFILE:
 	case PATH_TX_SPLICE:
 	case PATH_RX_SPLICE:
@@ -951,6 +977,9 @@ static __always_inline __u64 exit_bytes(__u32 gen, __u8 path, long ret, struct z
 		bpf_probe_read_user(&zc, sizeof(zc), (void *)t->arg);
 		if (cfg_byte_classes && zc.length)
 			add_class(gen, PATH_RX_ZEROCOPY, ZCB_RX_MAPPED, zc.length, 1);
+		/* What could not be mapped, copied into the caller's copybuf. */
+		if (cfg_byte_classes && zc.copybuf_len > 0)
+			add_class(gen, PATH_RX_ZEROCOPY, ZCB_RX_COPY, zc.copybuf_len, 1);
 		return (__u64)zc.length + (zc.copybuf_len > 0 ? zc.copybuf_len : 0);
 	}
 	}
@@ -1020,7 +1049,7 @@ static __noinline int note_source(long nr, struct pt_regs *regs, struct zc_sys *
 	struct file *f;
 
 	if (nr == NR_vmsplice) {
-		sys->src_copy = 0;
+		sys->notes &= ~SYS_NOTE_SRC_COPY;
 		return 0;
 	}
 	f = fd_file(nr == NR_sendfile ? regs->si : regs->di);
@@ -1032,7 +1061,7 @@ static __noinline int note_source(long nr, struct pt_regs *regs, struct zc_sys *
 		if (mode == S_IFIFO || mode == S_IFSOCK)
 			return 0; /* the pipe -> socket leg, or a socket */
 	}
-	sys->src_copy = source_cannot_splice(f);
+	sys->notes = (sys->notes & ~SYS_NOTE_SRC_COPY) | (source_cannot_splice(f) ? SYS_NOTE_SRC_COPY : 0);
 	return 0;
 }
 

@@ -110,13 +110,18 @@ struct zc_sys {
 	__u64 arg;         /* per-syscall scratch: TCP_ZEROCOPY_RECEIVE optval, mmsghdr vector */
 	__u16 restart_nr;  /* 1 + nr of a call that ended to be restarted, else 0 */
 	__u8 restart_path; /* path of the call in restart_nr */
-	/* The last sendfile or splice source cannot splice (byte classes):
-	 * its pages were copied before they were spliced. */
-	__u8 src_copy;
+	__u8 notes;        /* SYS_NOTE_* */
 	/* 1 + the fd whose kind decides the current call's path, taken on
 	 * trust at sys_enter (settle_fd in common.h), else 0. */
 	__u32 check_fd;
 };
+
+/* zc_sys.notes. SRC_COPY: the last sendfile or splice source cannot
+ * splice (byte classes), its pages were copied before they were spliced;
+ * kept until the thread's next such call. RX_TRUNC: the current receive
+ * call passed MSG_TRUNC, so TCP discards what it returns uncopied. */
+#define SYS_NOTE_SRC_COPY 1
+#define SYS_NOTE_RX_TRUNC 2
 
 /* Per thread, keyed by tid. Deleted when the thread is switched out dead, so
  * a reused tid gets a fresh generation.
@@ -198,7 +203,6 @@ enum zc_feature_est {
 	FEST_OWN_TCP_PROBE,
 	FEST_ZCB_SENDMSG,     /* byte classes */
 	FEST_ZCB_SEND_LENGTH,
-	FEST_ZCB_RX_COPY,
 	FEST_ZCB_NETIF_RX,
 	FEST_ZCB_XMIT,
 	NR_FEATURE_EST,

@@ -50,7 +50,7 @@ type AccountingZcCpu struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	PendSeq   uint64
@@ -133,7 +133,7 @@ type AccountingZcThread struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	UnknownNs [8]uint64

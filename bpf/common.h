@@ -226,8 +226,9 @@ static __always_inline __u32 current_target(__u8 *path)
 	return t->gen;
 }
 
-/* zc_sys.src_copy of the current task if it is a target (its CPU's copy
- * while it runs, as thread_path), else 0. */
+/* Whether the current task is a target whose last sendfile or splice
+ * source could not splice (SYS_NOTE_SRC_COPY; its CPU's copy while it
+ * runs, as thread_path). */
 static __always_inline __u8 current_src_copy(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -235,9 +236,9 @@ static __always_inline __u8 current_src_copy(void)
 	struct zc_thread *t;
 
 	if (c && c->resolved && c->gen && c->tid == tid)
-		return c->sys.src_copy;
+		return c->sys.notes & SYS_NOTE_SRC_COPY;
 	t = bpf_map_lookup_elem(&threads, &tid);
-	return t ? t->sys.src_copy : 0;
+	return t ? t->sys.notes & SYS_NOTE_SRC_COPY : 0;
 }
 
 /* The context a softirq vector runs in. */

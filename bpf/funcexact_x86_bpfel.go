@@ -44,7 +44,7 @@ type FuncexactZcCpu struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	PendSeq   uint64
@@ -146,7 +146,7 @@ type FuncexactZcThread struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	UnknownNs [8]uint64

@@ -44,7 +44,7 @@ type SamplerZcCpu struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	PendSeq   uint64
@@ -92,7 +92,7 @@ type SamplerZcThread struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	UnknownNs [8]uint64

@@ -44,7 +44,7 @@ type SoftirqOwnerZcCpu struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	PendSeq   uint64
@@ -120,7 +120,7 @@ type SoftirqOwnerZcThread struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	UnknownNs [8]uint64

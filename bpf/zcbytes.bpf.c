@@ -540,23 +540,6 @@ ZCB_SEND_SYSCALL(sendmsg, 0, ctx->args[2] & ZCB_MSG_ZEROCOPY ? PATH_TX_MSG_ZEROC
 ZCB_SEND_SYSCALL(sendfile64, 0, PATH_TX_SENDFILE)
 ZCB_SEND_SYSCALL(splice, 2, PATH_TX_SPLICE)
 
-/* ---- receive copies ---- */
-
-SEC("tp_btf/skb_copy_datagram_iovec")
-int PROBE_PROG_EST(FEST_ZCB_RX_COPY, zcb_rx_copy, const struct sk_buff *skb, int len)
-{
-	struct sock *sk = skb->sk;
-	__u32 gen;
-	__u8 path;
-
-	if (len <= 0 || !sk || !is_tcp(sk))
-		return 0;
-	gen = current_target(&path);
-	if (gen)
-		add_class(gen, path, ZCB_RX_COPY, len, 1);
-	return 0;
-}
-
 /* ---- deferred copies ---- */
 
 static __always_inline __u8 shinfo_flags(const struct sk_buff *skb)

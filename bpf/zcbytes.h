@@ -23,7 +23,7 @@ enum zcb_class {
 	ZCB_ERRQ_COPIED = 12,       /* of those, reported COPIED, events */
 	ZCB_URING_NOTIF = 13,       /* io_uring zero-copy notification CQEs, events */
 	ZCB_URING_COPIED = 14,      /* of those, with IORING_NOTIF_USAGE_ZC_COPIED, events */
-	ZCB_RX_COPY = 15,           /* copied to user (skb_copy_datagram_iovec, TCP) */
+	ZCB_RX_COPY = 15,           /* copied to user: a TCP receive's bytes without MSG_TRUNC, TCP_ZEROCOPY_RECEIVE's copybuf (the accounting's sys_exit) */
 	ZCB_RX_MAPPED = 16,         /* mapped by TCP_ZEROCOPY_RECEIVE */
 	ZCB_RETRANS_ZC = 17,        /* zero-copy skb payload retransmitted (copied again where the first was) */
 	ZCB_TX_COPY_ULP = 18,       /* "spliced" by a TCP ULP (kTLS) into records it built: copied */

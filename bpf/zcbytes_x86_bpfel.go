@@ -44,7 +44,7 @@ type ZcbytesZcCpu struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	PendSeq   uint64
@@ -72,7 +72,7 @@ type ZcbytesZcThread struct {
 		Arg         uint64
 		RestartNr   uint16
 		RestartPath uint8
-		SrcCopy     uint8
+		Notes       uint8
 		CheckFd     uint32
 	}
 	UnknownNs [8]uint64
@@ -174,7 +174,6 @@ const (
 	ZcbytesProgZcbNetifReceiveSkb  = "zcb_netif_receive_skb"
 	ZcbytesProgZcbRetransmit       = "zcb_retransmit"
 	ZcbytesProgZcbRetransmitErr    = "zcb_retransmit_err"
-	ZcbytesProgZcbRxCopy           = "zcb_rx_copy"
 	ZcbytesProgZcbSeSendfile64     = "zcb_se_sendfile64"
 	ZcbytesProgZcbSeSendmsg        = "zcb_se_sendmsg"
 	ZcbytesProgZcbSeSendto         = "zcb_se_sendto"
@@ -243,7 +242,6 @@ type ZcbytesProgramSpecs struct {
 	ZcbNetifReceiveSkb  *ebpf.ProgramSpec `ebpf:"zcb_netif_receive_skb"`
 	ZcbRetransmit       *ebpf.ProgramSpec `ebpf:"zcb_retransmit"`
 	ZcbRetransmitErr    *ebpf.ProgramSpec `ebpf:"zcb_retransmit_err"`
-	ZcbRxCopy           *ebpf.ProgramSpec `ebpf:"zcb_rx_copy"`
 	ZcbSeSendfile64     *ebpf.ProgramSpec `ebpf:"zcb_se_sendfile64"`
 	ZcbSeSendmsg        *ebpf.ProgramSpec `ebpf:"zcb_se_sendmsg"`
 	ZcbSeSendto         *ebpf.ProgramSpec `ebpf:"zcb_se_sendto"`
@@ -348,7 +346,6 @@ type ZcbytesPrograms struct {
 	ZcbNetifReceiveSkb  *ebpf.Program `ebpf:"zcb_netif_receive_skb"`
 	ZcbRetransmit       *ebpf.Program `ebpf:"zcb_retransmit"`
 	ZcbRetransmitErr    *ebpf.Program `ebpf:"zcb_retransmit_err"`
-	ZcbRxCopy           *ebpf.Program `ebpf:"zcb_rx_copy"`
 	ZcbSeSendfile64     *ebpf.Program `ebpf:"zcb_se_sendfile64"`
 	ZcbSeSendmsg        *ebpf.Program `ebpf:"zcb_se_sendmsg"`
 	ZcbSeSendto         *ebpf.Program `ebpf:"zcb_se_sendto"`
@@ -375,7 +372,6 @@ func (p *ZcbytesPrograms) Close() error {
 		p.ZcbNetifReceiveSkb,
 		p.ZcbRetransmit,
 		p.ZcbRetransmitErr,
-		p.ZcbRxCopy,
 		p.ZcbSeSendfile64,
 		p.ZcbSeSendmsg,
 		p.ZcbSeSendto,

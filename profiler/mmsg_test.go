@@ -10,7 +10,10 @@ import (
 )
 
 // sendmmsg and recvmmsg return how many messages they moved, not bytes:
-// a path's bytes are the sum of the messages' msg_len.
+// a path's bytes are the sum of the messages' msg_len. The receiver also
+// passes MSG_TRUNC to some recvmmsg calls and to recvmsg calls between
+// them: TCP discards those bytes uncopied, and the byte classes, which
+// take each receive's copies from its flags, must tell them apart.
 
 const mmsgEnv = "ZCPROF_TEST_MMSG"
 
@@ -18,6 +21,9 @@ type mmsgResult struct {
 	SentBytes, RecvBytes uint64 // sums of msg_len as the kernel returned them
 	SendCalls, RecvCalls uint64
 	SentMsgs, RecvMsgs   uint64
+	// Of RecvBytes, what calls with MSG_TRUNC returned (recvmmsg's and
+	// recvmsg's).
+	TruncBytes, RecvmsgTruncBytes uint64
 }
 
 func init() { childMode(mmsgEnv, "mmsg", runMmsgChild) }
@@ -69,13 +75,34 @@ func runMmsgChild(out string) error {
 		r.SendCalls++
 		r.SentMsgs += n
 		r.SentBytes += bytes
-		for r.RecvBytes < r.SentBytes {
+		for call := 0; r.RecvBytes < r.SentBytes; call++ {
+			// By turns: recvmmsg, recvmsg with MSG_TRUNC, recvmmsg with
+			// MSG_TRUNC (a round's 21 KB takes at least two calls).
+			flags := unix.MSG_DONTWAIT
+			if call%3 == 2 {
+				flags |= unix.MSG_TRUNC
+			}
+			if call%3 == 1 {
+				// recvmsg takes its flags in another argument.
+				n, _, _, _, err := unix.Recvmsg(rx, make([]byte, 1500), nil, unix.MSG_DONTWAIT|unix.MSG_TRUNC)
+				r.RecvCalls++
+				if err == unix.EAGAIN {
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("recvmsg: %w", err)
+				}
+				r.RecvBytes += uint64(n)
+				r.TruncBytes += uint64(n)
+				r.RecvmsgTruncBytes += uint64(n)
+				continue
+			}
 			rb := make([][]byte, 3)
 			for i := range rb {
 				rb[i] = make([]byte, 4096)
 			}
 			msgs, iovs := vector(rb)
-			n, bytes, err := mmsg(unix.SYS_RECVMMSG, rx, msgs, unix.MSG_DONTWAIT)
+			n, bytes, err := mmsg(unix.SYS_RECVMMSG, rx, msgs, flags)
 			runtime.KeepAlive(iovs)
 			r.RecvCalls++
 			if err == unix.EAGAIN {
@@ -86,6 +113,9 @@ func runMmsgChild(out string) error {
 			}
 			r.RecvMsgs += n
 			r.RecvBytes += bytes
+			if flags&unix.MSG_TRUNC != 0 {
+				r.TruncBytes += bytes
+			}
 		}
 	}
 	return writeResult(out, r)
@@ -96,7 +126,7 @@ func TestMmsgBytes(t *testing.T) {
 	eachAccountingBackend(t, func(t *testing.T, backend string) {
 		var r mmsgResult
 		_, p := profileChildMode(t, mmsgEnv, ProfileOptions{Backend: backend}, &r)
-		if r.SentBytes == 0 || r.RecvBytes != r.SentBytes || r.SentMsgs != 4*r.SendCalls {
+		if r.SentBytes == 0 || r.RecvBytes != r.SentBytes || r.SentMsgs != 4*r.SendCalls || r.RecvmsgTruncBytes == 0 || r.TruncBytes == r.RecvmsgTruncBytes {
 			t.Fatalf("child: %+v", r)
 		}
 		paths := p.Paths
@@ -107,6 +137,10 @@ func TestMmsgBytes(t *testing.T) {
 		if got := findPath(paths, "rx.read"); got.Bytes != r.RecvBytes || got.Calls != r.RecvCalls {
 			t.Errorf("rx.read: %d bytes in %d calls, the recvmmsg calls received %d bytes (%d messages) in %d calls",
 				got.Bytes, got.Calls, r.RecvBytes, r.RecvMsgs, r.RecvCalls)
+		}
+		if zc := p.Zerocopy; zc == nil || zc.RxCopiedBytes != r.RecvBytes-r.TruncBytes || zc.RxDiscardedBytes != r.TruncBytes {
+			t.Errorf("zero-copy %+v: want %d bytes copied, %d discarded (MSG_TRUNC: %d by recvmsg, the rest by recvmmsg)",
+				zc, r.RecvBytes-r.TruncBytes, r.TruncBytes, r.RecvmsgTruncBytes)
 		}
 	})
 }

@@ -39,10 +39,6 @@ type Options struct {
 	// byte classes infer each send's class from its syscall rather than
 	// from tcp_sendmsg_locked (byteclass.Options).
 	NoUringSends bool
-	// RxReadsCopy: the targets receive only by plain reads or splice, so
-	// the byte classes count rx.read's bytes as copies rather than trace
-	// each copy (byteclass.Options).
-	RxReadsCopy bool
 	// TxWritesCopy: the targets send only by plain writes, so the byte
 	// classes count tx.write's bytes as copies rather than hook each send
 	// (byteclass.Options).
@@ -144,7 +140,7 @@ func Open(opts Options) (*Session, error) {
 			s.unavailable["tracefs"] = err.Error()
 		}
 	}
-	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends, RxReadsCopy: opts.RxReadsCopy, TxWritesCopy: opts.TxWritesCopy}, s.unavailable, SetHookDispatch)
+	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends, TxWritesCopy: opts.TxWritesCopy}, s.unavailable, SetHookDispatch)
 	if err != nil {
 		s.Close()
 		return nil, err

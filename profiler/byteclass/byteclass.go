@@ -26,10 +26,8 @@ const (
 	ClassRxMapped
 	ClassRetransZC // zero-copy payload retransmitted: copied again where the first copy was
 	ClassTxCopyULP // spliced by a TCP ULP (kTLS) from records it copied the bytes into
-	// Past enum zcb_class, never counted by BPF: rx.read's bytes taken as
-	// copies where no receive copy was traced (Options.RxReadsCopy), and
-	// tx.write's where no send was (Options.TxWritesCopy).
-	ClassRxCopyRead
+	// Past enum zcb_class, never counted by BPF: tx.write's bytes taken
+	// as copies where no send was traced (Options.TxWritesCopy).
 	ClassTxCopyWrite
 	numClasses
 )
@@ -54,7 +52,6 @@ var classNames = [...]string{
 	ClassRxMapped:           "rx.mapped",
 	ClassRetransZC:          "retransmit.zc",
 	ClassTxCopyULP:          "tx.copy.ulp",
-	ClassRxCopyRead:         "rx.copy.read",
 	ClassTxCopyWrite:        "tx.copy.write",
 }
 

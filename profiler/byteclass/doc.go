@@ -16,9 +16,10 @@
 //     kernel's own zero-copy decision), zcbSend (sock_send_length),
 //     zcbSendSyscalls (the send syscalls' entry and exit, before 6.3),
 //     zcbUring/zcbUringSQE, zcbRetransmitErr/zcbRetransmit, and zcbOthers
-//     (netif_receive_skb, net_dev_start_xmit, completions, receive copies).
+//     (netif_receive_skb, net_dev_start_xmit, completions).
 //     What only a syscall shows (a sendfile or splice source that cannot
-//     splice, TCP_ZEROCOPY_RECEIVE's mapped bytes) the accounting's own
+//     splice, TCP_ZEROCOPY_RECEIVE's mapped and copied bytes, receive
+//     copies: a receive's bytes unless it passed MSG_TRUNC) the accounting's own
 //     syscall handlers note (SetupAccounting turns that on, and the
 //     accounting object owns the counters, zcb_stats). Open walks the backends (Decision, then Syscall, then
 //     SyscallReturn; Choices are what --byte-classes takes) and records

@@ -46,7 +46,7 @@ func Choices() []string {
 type Loaded struct {
 	mode string // Decision, Syscall or SyscallReturn; "" = no send classes
 	// inferred: the paths whose copies are not traced but taken from
-	// their bytes (RxReadsCopy, TxWritesCopy).
+	// their bytes (TxWritesCopy).
 	inferred []PathClass
 	maps     *ebpf.Collection
 	colls    []*ebpf.Collection
@@ -71,7 +71,6 @@ var (
 	zcbUring    = zcbPoint{prog: "zcb_uring_submit", name: "io_uring_submit_req"}
 	zcbUringSQE = zcbPoint{prog: "zcb_uring_submit_sqe", name: "io_uring_submit_sqe",
 		lost: "byte classes: io_uring send kind"}
-	zcbRxCopy        = zcbPoint{prog: "zcb_rx_copy", name: "skb_copy_datagram_iovec", lost: "byte classes: receive copies"}
 	zcbRetransmitErr = zcbPoint{prog: "zcb_retransmit_err", name: "tcp_retransmit_skb"}
 	zcbRetransmit    = zcbPoint{prog: "zcb_retransmit", name: "tcp_retransmit_skb",
 		lost: "byte classes: retransmitted zero-copy bytes"}
@@ -88,11 +87,13 @@ var (
 	zcbOthers = append(slices.Clone(zcbDeferred), []zcbPoint{
 		{prog: "zcb_error_report", name: "inet_sk_error_report", lost: "byte classes: MSG_ZEROCOPY completions"},
 		{prog: "zcb_uring_complete", group: "io_uring", name: "io_uring_complete", lost: "byte classes: io_uring notifications"},
-		zcbRxCopy,
 	}...)
 	// What the accounting's own syscall handlers note for the byte
 	// classes (cfg_byte_classes in bpf/accounting.bpf.c): no program of
 	// their own to attach, but the source checks need kernel addresses.
+	// They also count receive copies (a TCP receive copies all it returns
+	// unless MSG_TRUNC) and TCP_ZEROCOPY_RECEIVE's mapped and copied
+	// bytes, which need nothing.
 	sourceCheckLost = []string{UnavailablePrefix + "sendfile sources that cannot splice", UnavailablePrefix + "splice sources that cannot splice"}
 )
 
@@ -158,12 +159,6 @@ type Options struct {
 	// 3.4 program runs per 64 KiB write here, 17% of a write run's events.
 	// The io_uring submission hook is left out too.
 	NoUringSends bool
-	// RxReadsCopy: the targets receive only by plain reads or splice
-	// (zcprof run knows its receive method), and TCP copies every byte a
-	// read without MSG_TRUNC returns. The receive-copy program, which runs
-	// for every skb a read copies (1.65 times per 64 KiB here), is left
-	// out, and the bytes rx.read returned are its copies (Inferred).
-	RxReadsCopy bool
 	// TxWritesCopy: the targets send only by plain writes (zcprof run
 	// knows its method), and a write copies every byte it sends. With
 	// send classes inferred from the syscall (Syscall, which "auto" takes
@@ -273,14 +268,10 @@ func (b *Loaded) attachAll(spec *ebpf.CollectionSpec, want string, o Options, un
 }
 
 // attachOthers attaches what does not decide a send's class: later copies,
-// completions, receive copies and mappings, retransmissions.
+// completions, retransmissions.
 func (b *Loaded) attachOthers(spec *ebpf.CollectionSpec, o Options, try func(zcbPoint) error) {
 	for _, p := range zcbOthers {
 		if o.NoPinnedSends && slices.Contains(zcbDeferred, p) {
-			continue
-		}
-		if o.RxReadsCopy && p == zcbRxCopy {
-			b.inferred = append(b.inferred, PathClass{taxonomy.PathRxRead, ClassRxCopyRead})
 			continue
 		}
 		try(p)
@@ -474,7 +465,7 @@ func (b *Loaded) Read() (map[Key]Count, uint64, error) {
 }
 
 // Inferred lists the paths whose bytes are their copies rather than
-// traced ones (RxReadsCopy, TxWritesCopy), each with the class the session
+// traced ones (TxWritesCopy), each with the class the session
 // counts them in (InferCopies).
 func (b *Loaded) Inferred() []PathClass { return b.inferred }
 

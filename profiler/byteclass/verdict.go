@@ -52,7 +52,7 @@ func (t byteTotals) zerocopy(rx rxPathBytes, names report.VerdictNames) *report.
 		TxPinnedBytes:          t.bytes(ClassTxPinned),
 		TxDeferredCopyBytes:    t.bytes(deferredClasses...),
 		TxDeferredRecopyBytes:  min(t.bytes(ClassRetransZC), t.bytes(deferredClasses...)),
-		RxCopiedBytes:          t.bytes(ClassRxCopy, ClassRxCopyRead),
+		RxCopiedBytes:          t.bytes(ClassRxCopy),
 		RxMappedBytes:          t.bytes(ClassRxMapped),
 		RxSplicedBytes:         rx.splice,
 		RxDiscardedBytes:       rx.read - min(rx.read, rx.readCopied),
@@ -95,7 +95,7 @@ func (t byteTotals) zerocopy(rx rxPathBytes, names report.VerdictNames) *report.
 		reasons = append(reasons, t.txReason(zc))
 	}
 	if zc.RxBytes() > 0 {
-		reasons = append(reasons, rxReason(zc, t[ClassRxCopyRead].Bytes > 0))
+		reasons = append(reasons, rxReason(zc))
 	}
 	zc.Reason = strings.Join(reasons, " ")
 	if zc.Reason == "" {
@@ -171,16 +171,12 @@ func (t byteTotals) txReason(zc *report.Zerocopy) string {
 }
 
 // rxReason says where the received bytes' classes come from.
-func rxReason(zc *report.Zerocopy, inferred bool) string {
-	copied := "(skb_copy_datagram_iovec)"
-	if inferred {
-		// Options.RxReadsCopy: the receiver was known to read plainly.
-		copied = "(rx.read bytes: the receiver reads without MSG_TRUNC, and TCP copies every byte such a read returns)"
-	}
+func rxReason(zc *report.Zerocopy) string {
+	const copied = "(what receive calls without MSG_TRUNC returned, all of which TCP copies, and TCP_ZEROCOPY_RECEIVE's copy buffer)"
 	r := fmt.Sprintf("Received %s: %s copied to user memory %s, %s mapped by TCP_ZEROCOPY_RECEIVE, %s spliced into pipes (rx.splice bytes)",
 		size(zc.RxBytes()), size(zc.RxCopiedBytes), copied, size(zc.RxMappedBytes), size(zc.RxSplicedBytes))
 	if n := zc.RxDiscardedBytes; n > 0 {
-		r += fmt.Sprintf(", %s returned by receive calls but never copied (rx.read bytes less TCP's copies: MSG_TRUNC)", size(n))
+		r += fmt.Sprintf(", %s returned by receive calls with MSG_TRUNC but never copied (TCP discards them)", size(n))
 	}
 	return r + "."
 }

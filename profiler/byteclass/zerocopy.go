@@ -58,7 +58,7 @@ func rxBytesOf(paths []report.Path, threads Threads) rxPathBytes {
 	if rx.read > 0 {
 		read := taxonomy.PathRxRead
 		t, _ := threads.sum(&read)
-		rx.readCopied = t[ClassRxCopy].Bytes + t[ClassRxCopyRead].Bytes
+		rx.readCopied = t[ClassRxCopy].Bytes
 	}
 	return rx
 }
@@ -204,8 +204,6 @@ func sourceMatters(src string, zc *report.Zerocopy, used map[string]bool) bool {
 		return zc.TxPinnedBytes > 0
 	case "io_uring notifications", "io_uring send kind":
 		return used[taxonomy.PathTxIOUring.String()]
-	case "receive copies":
-		return zc.RxBytes() > 0 || used[taxonomy.PathRxRead.String()] || used[taxonomy.PathRxZerocopy.String()]
 	}
 	return true // sends themselves, or a source this list does not know
 }

@@ -131,7 +131,6 @@ func (l *LocalSide) Start(context.Context) error {
 	if l.sess, err = profiler.Open(profiler.Options{Target: profiler.Target{TIDs: tids}, Backend: l.o.Backend, ByteClasses: l.o.ByteClasses, OwnerSplit: true,
 		NoPinnedSends: !l.plays(workload.RoleSender) || !zerocopyMethod(l.cfg.Method),
 		NoUringSends:  !l.plays(workload.RoleSender) || !uringMethod(l.cfg.Method),
-		RxReadsCopy:   !l.plays(workload.RoleReceiver) || l.cfg.RxMethod == workload.RxRead || l.cfg.RxMethod == workload.RxSplice,
 		TxWritesCopy:  !l.plays(workload.RoleSender) || l.cfg.Method == workload.MethodWrite}); err != nil {
 		return err
 	}
