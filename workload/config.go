@@ -76,7 +76,17 @@ type Config struct {
 	// Congestion sets the sender's TCP congestion control (TCP_CONGESTION),
 	// "" keeps the system's: pacing (bbr) changes where a sender's CPU goes.
 	Congestion string
+	// MSS is both ends' TCP_MAXSEG (iperf3 -M); 0 keeps the path's own,
+	// or on one host a page of payload for TCP_ZEROCOPY_RECEIVE (mss).
+	MSS int
 }
+
+// The TCP_MAXSEG values the kernel accepts (do_tcp_setsockopt: TCP_MIN_MSS
+// to MAX_TCP_WINDOW).
+const (
+	MinMSS = 88
+	MaxMSS = 32767
+)
 
 // MaxStreams is the largest accepted Streams: 4 per CPU (each stream is two
 // busy threads, so more than that only measures the scheduler), at least 8.
@@ -135,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if err := validCongestion(c.Congestion); err != nil {
 		return err
+	}
+	if c.MSS != 0 && (c.MSS < MinMSS || c.MSS > MaxMSS) {
+		return fmt.Errorf("--mss %d: the kernel takes a TCP_MAXSEG from %d to %d (0: the path's own)", c.MSS, MinMSS, MaxMSS)
 	}
 	if c.NoSockZerocopy && c.Method != MethodMsgZerocopy {
 		return fmt.Errorf("no-sock-zerocopy applies only to method %q", MethodMsgZerocopy)

@@ -36,6 +36,9 @@ func TestValidate(t *testing.T) {
 		{"nosockzc", func(c *Config) { c.NoSockZerocopy = true }, "no-sock-zerocopy"},
 		{"congestion", func(c *Config) { c.Congestion = "cubic;reno" }, `--congestion "cubic;reno": not a congestion control name`},
 		{"congestion long", func(c *Config) { c.Congestion = "a_very_long_name_x" }, "at most 15"},
+		{"mss small", func(c *Config) { c.MSS = 87 }, "--mss 87: the kernel takes a TCP_MAXSEG from 88 to 32767"},
+		{"mss large", func(c *Config) { c.MSS = 32768 }, "--mss 32768: the kernel takes"},
+		{"mss negative", func(c *Config) { c.MSS = -1 }, "--mss -1:"},
 	} {
 		cfg := ok
 		c.mod(&cfg)

@@ -23,6 +23,7 @@ type StreamResult struct {
 	PayloadErrors                int64 // received chunks that did not match the pattern
 
 	Congestion string // the sender socket's congestion control
+	MSS        int    // the sender socket's MSS after the handshake
 	// TxDevice is the device the sender's bytes left through; TxNoSG:
 	// it had scatter-gather off when the stream was set up.
 	TxDevice string
@@ -43,6 +44,7 @@ func (s *StreamResult) add(o StreamResult) {
 	if s.Congestion == "" {
 		s.Congestion = o.Congestion
 	}
+	s.MSS = max(s.MSS, o.MSS)
 	if s.TxDevice == "" {
 		s.TxDevice = o.TxDevice
 	}

@@ -122,6 +122,17 @@ func acceptTCP(ln int, from netip.Addr) (int, error) {
 	}
 }
 
+// connectedMSS is a connected socket's MSS as the handshake settled it
+// (tp->mss_cache): at most the TCP_MAXSEG asked for, less where the peer's
+// or the route's limits are lower.
+func connectedMSS(fd int) (int, error) {
+	mss, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG)
+	if err != nil {
+		return 0, fmt.Errorf("TCP_MAXSEG: %w", err)
+	}
+	return mss, nil
+}
+
 // dialTCP connects a blocking socket to addr:port. setup runs before
 // connect (socket options that must precede the handshake).
 func dialTCP(addr netip.Addr, port, mss int, setup func(fd int) error) (int, error) {

@@ -108,8 +108,9 @@ wait:
 	return nil
 }
 
-// mss is the TCP_MAXSEG of both ends, 0 for the path's own. A
-// TCP_ZEROCOPY_RECEIVE run on this host (loopback, netns) takes zcMSS:
+// mss is the TCP_MAXSEG of both ends, 0 for the path's own: Config.MSS
+// when given. Otherwise a TCP_ZEROCOPY_RECEIVE run on this host (loopback,
+// netns) takes zcMSS:
 // there the segments carry the sender's pages, a page of payload each.
 // Across a NIC the receiving driver lays the payload out in buffers of its
 // own, and a page-sized segment can be the worst fit: virtio-net's big
@@ -118,6 +119,9 @@ wait:
 // straddles two pieces and nothing maps, where the link's own MSS (61,388
 // at MTU 61,440) leaves 14 of every 15 pages mappable.
 func (t *Transfer) mss() int {
+	if t.cfg.MSS > 0 {
+		return t.cfg.MSS
+	}
 	if t.cfg.RxMethod == RxZerocopy && t.cfg.Topology != TopoRemote {
 		return zcMSS
 	}
@@ -214,6 +218,10 @@ func (t *Transfer) senderMain(w *worker, port <-chan int, ready chan<- error) {
 	}
 	ts := &txStream{cfg: t.cfg, fd: fd, file: t.file, pat: t.pat}
 	ts.res.Congestion = congestion
+	if ts.res.MSS, err = connectedMSS(fd); err != nil {
+		fail(fmt.Errorf("sender %d: %w", w.Stream, err))
+		return
+	}
 	ts.readTxDevice()
 	m, err := newTxMethod(ts)
 	if err != nil {

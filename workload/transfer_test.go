@@ -104,4 +104,31 @@ func TestCongestion(t *testing.T) {
 	}
 }
 
+// TestMSS: --mss sets TCP_MAXSEG on both ends, and the result carries the
+// MSS the handshake settled on: what was asked, less the timestamp option
+// that every segment carries when timestamps are on (12 bytes).
+func TestMSS(t *testing.T) {
+	requireRoot(t)
+	ts, err := os.ReadFile("/proc/sys/net/ipv4/tcp_timestamps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := defaults(MethodWrite, RxRead)
+	cfg.Bytes = 1 << 20
+	res := runTransfer(t, cfg)
+	if got := res.Total().MSS; got < 16000 {
+		t.Errorf("loopback's own MSS: %d, want loopback's (64 KiB MTU)", got)
+	}
+	cfg.MSS = 1000
+	res = runTransfer(t, cfg)
+	checkExact(t, cfg, res)
+	want := 1000
+	if strings.TrimSpace(string(ts)) != "0" {
+		want -= 12
+	}
+	if got := res.Total().MSS; got != want {
+		t.Errorf("--mss 1000: the sender's MSS is %d, want %d (timestamps %s)", got, want, strings.TrimSpace(string(ts)))
+	}
+}
+
 func numCPU() int { return max(1, len(cpusAllowed())) }

@@ -94,6 +94,7 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 		{args: []string{"run", "--duration", "30s", "--html", "/nonexistent/x.html"}, want: "--html: open /nonexistent/x.html"},
 		{args: []string{"run", "--duration", "30s", "-o", "/nonexistent/x"}, want: "--output: open /nonexistent/x"},
 		{args: []string{"run", "--congestion", "no-such-cc", "--bytes", "1M", "-q"}, want: "no-such-cc"},
+		{args: []string{"run", "--mss", "40", "--bytes", "1M", "-q"}, want: "--mss 40: the kernel takes a TCP_MAXSEG from 88 to 32767"},
 		{args: []string{"run", "--method", "write", "--bytes", "4M", "-q", "--topology", "netns", "--html", "/dev/full"}, want: "--html: write /dev/full: no space left on device"},
 		// privileges
 		{args: []string{"profile", "-a", "-d", "1s"}, want: "needs CAP_BPF and CAP_PERFMON", caps: none},

@@ -171,9 +171,9 @@ func TestRemoteTCP(t *testing.T) {
 
 	// --reverse: the peer sends, this host receives on its own data ports,
 	// by every receive method; the peer's senders use the congestion
-	// control asked for, each side pinned on its own host.
+	// control and the MSS asked for, each side pinned on its own host.
 	r = run(t, h.client(h.remoteArgs("--reverse", "--data-port", "7490-7491", "--method", "write,msg_zerocopy",
-		"--rx-method", strings.Join(workload.RxMethods, ","), "--streams", "2", "--bytes", "8M", "--congestion", "cubic", "--cpus", "0:1",
+		"--rx-method", strings.Join(workload.RxMethods, ","), "--streams", "2", "--bytes", "8M", "--congestion", "cubic", "--mss", "1000", "--cpus", "0:1",
 		"--backend", "none", "--threads", "--json", "-q")...))
 	if r.code != 0 {
 		t.Fatalf("--reverse: exit %d: %s", r.code, r.stderr)
@@ -183,6 +183,10 @@ func TestRemoteTCP(t *testing.T) {
 	for _, c := range d.Cells {
 		if c.Workload.Congestion != "cubic" {
 			t.Errorf("%s→%s: the peer's senders used %q, want cubic", c.Method, c.RxMethod, c.Workload.Congestion)
+		}
+		// Less the timestamp option, on in every new namespace.
+		if c.Workload.MSS != 1000-12 {
+			t.Errorf("%s→%s: the peer's senders' MSS is %d, want 988 (--mss 1000)", c.Method, c.RxMethod, c.Workload.MSS)
 		}
 	}
 }

@@ -132,6 +132,7 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.StringVar(&ci, "ci", "", "LEVEL,WIDTH: repeat (at least 3, at most --repeat, default 10) until the LEVEL% interval of throughput and both CPUs is at most WIDTH% of the mean wide, i.e. ±WIDTH/2% (netperf -I)")
 	f.BoolVar(&opts.ColdCache, "cold-cache", false, "evict the payload file from the page cache before each run (sendfile, splice, mmap)")
 	f.StringVar(&opts.Congestion, "congestion", "", "senders' TCP congestion control, e.g. cubic or bbr (default: the system's; iperf3 -C)")
+	f.IntVar(&opts.MSS, "mss", 0, fmt.Sprintf("TCP_MAXSEG of the data connections, %d to %d (iperf3 -M; default: the path's own, or on one host a page of payload for --rx-method zerocopy); the MSS the handshake settled on is in the JSON's workload.mss", workload.MinMSS, workload.MaxMSS))
 	f.BoolVar(&opts.Threads, "threads", false, "break each side down by thread")
 	out.register(f)
 	rf.register(f)

@@ -418,6 +418,9 @@ type Workload struct {
 	RxCopiedBytes uint64 `json:"rx_copied_bytes"`
 	PayloadErrors uint64 `json:"payload_errors"`
 	Congestion    string `json:"congestion"` // the senders' TCP congestion control
+	// MSS is the senders' MSS as their handshakes settled it (the
+	// largest over streams): the path's, or --mss.
+	MSS int `json:"mss,omitempty"`
 	// TxDevice is the device the senders' bytes left through, read on the
 	// sending host at setup; TxDeviceNoSG: it had scatter-gather off.
 	TxDevice     string `json:"tx_device,omitempty"`

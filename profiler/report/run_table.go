@@ -7,6 +7,19 @@ import (
 	"text/tabwriter"
 )
 
+// commonMSS is the senders' MSS if every cell's is the same, else 0 (each
+// cell's is in its JSON).
+func commonMSS(cells []Cell) int {
+	mss := 0
+	for i, c := range cells {
+		if c.Workload == nil || (i > 0 && c.Workload.MSS != mss) {
+			return 0
+		}
+		mss = c.Workload.MSS
+	}
+	return mss
+}
+
 // WriteRunTable renders a `zcprof run` document: one row per cell and side,
 // then the verdicts.
 func WriteRunTable(w io.Writer, d *Document) error {
@@ -16,6 +29,9 @@ func WriteRunTable(w io.Writer, d *Document) error {
 		topo = d.Cells[0].Topology
 		if w := d.Cells[0].Workload; w != nil && w.Congestion != "" {
 			topo += "  tcp " + w.Congestion
+		}
+		if mss := commonMSS(d.Cells); mss > 0 {
+			topo += fmt.Sprintf("  mss %d", mss)
 		}
 	}
 	bw.printf("zcprof run  %s  %d cell(s), %s measured  accounting: %s (exact)  attribution: %s\n",

@@ -525,7 +525,7 @@ func (s *remoteSide) Prepare(ctx context.Context, cfg workload.Config, peerPorts
 	p := &pb.Prepare{
 		Role: string(s.role), Method: cfg.Method, RxMethod: cfg.RxMethod, Size: uint32(cfg.Size), Streams: uint32(cfg.Streams),
 		DurationNs: uint64(cfg.Duration), Bytes: uint64(cfg.Bytes), Cpu: int32(cfg.ReceiverCPU),
-		Congestion: cfg.Congestion, ColdCache: cfg.ColdCache, Accounting: s.o.Backend, ByteClasses: s.o.ByteClasses, Threads: s.o.Threads,
+		Congestion: cfg.Congestion, Mss: uint32(cfg.MSS), ColdCache: cfg.ColdCache, Accounting: s.o.Backend, ByteClasses: s.o.ByteClasses, Threads: s.o.Threads,
 	}
 	if s.role == workload.RoleSender {
 		p.Cpu = int32(cfg.SenderCPU)

@@ -138,7 +138,7 @@ func (l Limits) validate(p *pb.Prepare) (prepared, error) {
 	out.cfg = workload.Config{
 		Method: p.Method, RxMethod: p.RxMethod, Size: int(p.Size), Streams: int(p.Streams),
 		Duration: time.Duration(p.DurationNs), Bytes: int64(p.Bytes), Topology: workload.TopoRemote,
-		SenderCPU: -1, ReceiverCPU: -1, ColdCache: p.ColdCache, Congestion: p.Congestion,
+		SenderCPU: -1, ReceiverCPU: -1, ColdCache: p.ColdCache, Congestion: p.Congestion, MSS: int(p.Mss),
 	}
 	if out.role == workload.RoleSender {
 		out.cfg.SenderCPU = int(p.Cpu)

@@ -46,6 +46,7 @@ func TestValidate(t *testing.T) {
 		{func(p *pb.Prepare) { p.Attribution = "dtrace" }, `--backend "dtrace": unknown`},
 		{func(p *pb.Prepare) { p.Attribution, p.SampleHz = "sampling", 1<<30 }, "--sample-hz 1073741824"},
 		{func(p *pb.Prepare) { p.Congestion = "../../etc/passwd" }, "congestion"},
+		{func(p *pb.Prepare) { p.Mss = 1 << 31 }, "--mss 2147483648: the kernel takes a TCP_MAXSEG from 88 to 32767"},
 		{func(p *pb.Prepare) {
 			p.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 42, protowire.VarintType), 1))
 		}, "fields this agent does not know"},

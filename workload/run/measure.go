@@ -173,7 +173,7 @@ func combine(cfg workload.Config, rs []SideResult) sample {
 			SendCalls: uint64(tot.SendCalls), RecvCalls: uint64(tot.RecvCalls),
 			ZCCompletions: uint64(tot.ZCCompletions), ZCCopied: uint64(tot.ZCCopied), ZCNotifications: uint64(tot.ZCNotifications),
 			RxMappedBytes: uint64(tot.RxMappedBytes), RxCopiedBytes: uint64(tot.RxCopiedBytes), PayloadErrors: uint64(tot.PayloadErrors),
-			Congestion: tot.Congestion, TxDevice: tot.TxDevice, TxDeviceNoSG: tot.TxNoSG,
+			Congestion: tot.Congestion, MSS: tot.MSS, TxDevice: tot.TxDevice, TxDeviceNoSG: tot.TxNoSG,
 		},
 	}
 	doc := rs[0].Doc

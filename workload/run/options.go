@@ -42,8 +42,11 @@ type Options struct {
 	ColdCache bool
 	// Congestion is the senders' TCP congestion control ("": the system's).
 	Congestion string
-	Threads    bool   // per-thread entries in each side
-	Backend    string // accounting backend: auto, tp_btf, raw_tp
+	// MSS is the data connections' TCP_MAXSEG (0: the path's own; see
+	// workload.Config).
+	MSS     int
+	Threads bool   // per-thread entries in each side
+	Backend string // accounting backend: auto, tp_btf, raw_tp
 	// ByteClasses selects how send decisions are observed (profiler.Options).
 	ByteClasses string
 	// Attribution, if set, runs a category backend beside the accounting
@@ -133,6 +136,7 @@ func (o Options) Configs() ([]workload.Config, error) {
 						// Only the methods that read a file have a cache to evict.
 						ColdCache:  o.ColdCache && readsFile(m),
 						Congestion: o.Congestion,
+						MSS:        o.MSS,
 					}
 					if err := o.checkHere(c); err != nil {
 						return nil, err

@@ -685,6 +685,7 @@ type Prepare struct {
 	SampleHz      uint32                 `protobuf:"varint,14,opt,name=sample_hz,json=sampleHz,proto3" json:"sample_hz,omitempty"`
 	Threads       bool                   `protobuf:"varint,15,opt,name=threads,proto3" json:"threads,omitempty"`
 	ByteClasses   string                 `protobuf:"bytes,16,opt,name=byte_classes,json=byteClasses,proto3" json:"byte_classes,omitempty"` // the byte-class backend, as --byte-classes ("": auto)
+	Mss           uint32                 `protobuf:"varint,17,opt,name=mss,proto3" json:"mss,omitempty"`                                   // TCP_MAXSEG of the agent's data connections (0: the path's own)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -829,6 +830,13 @@ func (x *Prepare) GetByteClasses() string {
 		return x.ByteClasses
 	}
 	return ""
+}
+
+func (x *Prepare) GetMss() uint32 {
+	if x != nil {
+		return x.Mss
+	}
+	return 0
 }
 
 type Prepared struct {
@@ -1334,7 +1342,7 @@ const file_pb_agent_proto_rawDesc = "" +
 	"\x06AuthOK\x12\x10\n" +
 	"\x03mac\x18\x01 \x01(\fR\x03mac\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x16\n" +
-	"\x06kernel\x18\x03 \x01(\tR\x06kernel\"\xc3\x03\n" +
+	"\x06kernel\x18\x03 \x01(\tR\x06kernel\"\xd5\x03\n" +
 	"\aPrepare\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x1b\n" +
@@ -1359,7 +1367,8 @@ const file_pb_agent_proto_rawDesc = "" +
 	"\vattribution\x18\r \x01(\tR\vattribution\x12\x1b\n" +
 	"\tsample_hz\x18\x0e \x01(\rR\bsampleHz\x12\x18\n" +
 	"\athreads\x18\x0f \x01(\bR\athreads\x12!\n" +
-	"\fbyte_classes\x18\x10 \x01(\tR\vbyteClasses\" \n" +
+	"\fbyte_classes\x18\x10 \x01(\tR\vbyteClasses\x12\x10\n" +
+	"\x03mss\x18\x11 \x01(\rR\x03mss\" \n" +
 	"\bPrepared\x12\x14\n" +
 	"\x05ports\x18\x01 \x03(\rR\x05ports\"\a\n" +
 	"\x05Start\"\t\n" +
