@@ -91,6 +91,53 @@ static __always_inline int is_tcp_stream(__u16 protocol, __u16 type)
 	return protocol == IPPROTO_TCP && type == SOCK_STREAM;
 }
 
+/* Whether sk is a TCP stream socket, whether its pointer is typed (a
+ * tracepoint's argument) or was read from memory (the fd table). */
+static __always_inline int sock_is_tcp(const struct sock *sk)
+{
+	if (bpf_rdonly_cast) {
+		const struct sock *typed = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct sock));
+
+		return is_tcp_stream(typed->sk_protocol, typed->sk_type);
+	}
+	return is_tcp_stream(BPF_CORE_READ(sk, sk_protocol), BPF_CORE_READ(sk, sk_type));
+}
+
+/* The sock of file f if it is a socket, else NULL; *mode is its file type
+ * (S_IFMT bits). A socket file's private_data is its struct socket. */
+static __always_inline struct sock *file_sock(struct file *f, __u32 *mode)
+{
+	struct socket *sock;
+
+	if (bpf_rdonly_cast) {
+		struct file *typed = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+
+		*mode = typed->f_inode->i_mode & S_IFMT;
+		if (*mode != S_IFSOCK)
+			return NULL;
+		sock = bpf_rdonly_cast(typed->private_data, bpf_core_type_id_kernel(struct socket));
+		return sock->sk;
+	}
+	*mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	if (*mode != S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	return BPF_CORE_READ(sock, sk);
+}
+
+/* The sock of the current task's fd if it is a TCP stream socket. */
+static __always_inline struct sock *fd_tcp_sock(long fd)
+{
+	struct file *f = fd_file(fd);
+	struct sock *sk;
+	__u32 mode;
+
+	if (!f)
+		return NULL;
+	sk = file_sock(f, &mode);
+	return sk && sock_is_tcp(sk) ? sk : NULL;
+}
+
 /* What an fd is, as classify() needs it: its file type (S_IFMT bits),
  * except that a socket is FD_TCP or FD_SOCK. The socket paths are TCP's:
  * UDP, AF_UNIX, netlink, MPTCP and raw sockets are FD_SOCK and their
@@ -99,36 +146,18 @@ static __always_inline int is_tcp_stream(__u16 protocol, __u16 type)
 #define FD_TCP S_IFSOCK
 #define FD_SOCK 1
 
-static __always_inline __u32 sock_kind(__u16 protocol, __u16 type)
-{
-	return is_tcp_stream(protocol, type) ? FD_TCP : FD_SOCK;
-}
-
 static __always_inline __u32 fd_kind(long fd)
 {
-	/* A socket file's private_data is its struct socket. */
 	struct file *f = fd_file(fd);
-	struct socket *sock;
+	struct sock *sk;
 	__u32 mode;
 
 	if (!f)
 		return 0;
-	if (bpf_rdonly_cast) {
-		struct file *typed = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
-		struct sock *sk;
-
-		mode = typed->f_inode->i_mode & S_IFMT;
-		if (mode != S_IFSOCK)
-			return mode;
-		sock = bpf_rdonly_cast(typed->private_data, bpf_core_type_id_kernel(struct socket));
-		sk = sock->sk;
-		return sock_kind(sk->sk_protocol, sk->sk_type);
-	}
-	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	sk = file_sock(f, &mode);
 	if (mode != S_IFSOCK)
 		return mode;
-	sock = BPF_CORE_READ(f, private_data);
-	return sock_kind(BPF_CORE_READ(sock, sk, sk_protocol), BPF_CORE_READ(sock, sk, sk_type));
+	return sk && sock_is_tcp(sk) ? FD_TCP : FD_SOCK;
 }
 
 /* Lazy classification. At sys_enter the socket calls (read, write, send,
@@ -191,44 +220,44 @@ static __always_inline struct zc_thread *current_thread(void)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-/* The path of t, the current task's entry: while a target runs, its CPU
- * holds its path (the syscall handlers keep it there, and write it back to
- * the entry when it is switched out). */
-static __always_inline __u8 thread_path(struct zc_thread *t)
+/* Who tid, the task running on c's CPU, is: its generation (0: not a
+ * target) and path, or for a task that is not a target the system row's
+ * path its time goes to. The CPU's state answers once the accounting has
+ * resolved the task there (no lookup: the byte classes ask per send, the
+ * sampler per sample); before that, its entry. A thread made a target
+ * while it runs is answered as the CPU last resolved it until the
+ * accounting's next event there, which the accounting charges alike. */
+static __always_inline __u32 task_target(struct zc_cpu *c, __u32 tid, __u8 *path)
 {
-	struct zc_cpu *c = this_cpu();
-
-	if (c && c->resolved && c->gen == t->gen && c->tid == (__u32)bpf_get_current_pid_tgid()) {
-		settle_fd(c);
-		return c->path;
-	}
-	return entry_path(t);
-}
-
-/* The current task's generation (0: not a target) and path. Its CPU's
- * state answers once the accounting has resolved the task there (no
- * lookup: these run per send, per receive copy); before that, its entry. */
-static __always_inline __u32 current_target(__u8 *path)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct zc_cpu *c = this_cpu();
 	struct zc_thread *t;
 
 	if (c && c->resolved && c->tid == tid) {
+		if (!c->gen) {
+			*path = c->sys_path;
+			return 0;
+		}
 		settle_fd(c);
 		*path = c->path;
 		return c->gen;
 	}
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t)
+	t = tid ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+	if (!t) {
+		*path = tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE;
 		return 0;
+	}
 	*path = entry_path(t);
 	return t->gen;
 }
 
+/* task_target of the current task. */
+static __always_inline __u32 current_target(__u8 *path)
+{
+	return task_target(this_cpu(), (__u32)bpf_get_current_pid_tgid(), path);
+}
+
 /* Whether the current task is a target whose last sendfile or splice
  * source could not splice (SYS_NOTE_SRC_COPY; its CPU's copy while it
- * runs, as thread_path). */
+ * runs, as task_target). */
 static __always_inline __u8 current_src_copy(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();

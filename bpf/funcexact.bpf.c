@@ -233,30 +233,6 @@ static __always_inline int on_intr_exit(void)
 	return 0;
 }
 
-/* ---- who is running ---- */
-
-/* The current thread's generation (0: not a target) and path, as the
- * accounting knows them. The threads map is the authority (the accounting's
- * own syscall handlers trust it over the CPU's cached identity, which a
- * switch or a new target resets); the CPU cache only names the system row. */
-static __always_inline __u32 who(__u8 *path)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct zc_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	struct zc_cpu *c;
-
-	if (t) {
-		*path = thread_path(t);
-		return t->gen;
-	}
-	c = this_cpu();
-	if (c && c->resolved && c->tid == tid && !c->gen)
-		*path = c->sys_path;
-	else
-		*path = tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE;
-	return 0;
-}
-
 /* ---- call frames ---- */
 
 struct fx_where {
@@ -285,7 +261,7 @@ static __always_inline int locate(struct fx_where *w, struct zc_fx_cpu *fc, __u6
 		__u8 path;
 
 		/* Task context of a thread that is not a target: not traced. */
-		if (!create || !tid || !who(&path))
+		if (!create || !tid || !current_target(&path))
 			return 0;
 		if (bpf_map_update_elem(&fx_threads, &tid, &fresh, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&fx_threads, &tid)) {
@@ -378,7 +354,7 @@ static __always_inline void fx_record(__u32 func, struct fx_call *call, __u64 by
 	struct zc_fx_key k = { .func = func, .ctx = call->ctx };
 	struct zc_fx_val *v;
 
-	k.gen = who(&k.path);
+	k.gen = current_target(&k.path);
 	v = bpf_map_lookup_elem(&fx_stats, &k);
 	if (!v) {
 		struct zc_fx_val zero = {};

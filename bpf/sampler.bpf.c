@@ -183,7 +183,6 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt, zero = 0;
 	struct zc_sample_key *k;
-	struct zc_thread *t;
 	struct zc_cpu *c;
 	__u32 gen;
 	__u8 path, cx = CTX_TASK;
@@ -210,20 +209,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	}
 
 	/* Same resolution as the accounting (and as snapshot.go's in-flight
-	 * time): the CPU state is valid for its tid once resolved; a task
-	 * switched in since has no event yet, so look it up by tid. */
-	if (c->resolved && c->tid == tid && c->gen) {
-		settle_fd(c);
-		gen = c->gen;
-		path = c->path;
-	} else if (tid && (t = bpf_map_lookup_elem(&threads, &tid))) {
-		gen = t->gen;
-		path = entry_path(t);
-	} else {
-		gen = 0;
-		path = c->resolved && c->tid == tid ? c->sys_path :
-		       (tid ? PATH_SYS_OTHER_TASK : PATH_SYS_IDLE);
-	}
+	 * time). */
+	gen = task_target(c, tid, &path);
 	/* The nesting stack is valid only for the task it was built for. */
 	if (c->depth && (!c->resolved || c->tid == tid))
 		cx = c->stack[masked(c->depth, MAX_DEPTH - 1)];

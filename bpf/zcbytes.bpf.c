@@ -117,20 +117,10 @@ struct {
 	__type(value, __u8);
 } zcb_uring_sk SEC(".maps");
 
-static __always_inline int is_tcp(const struct sock *sk)
-{
-	return is_tcp_stream(sk->sk_protocol, sk->sk_type);
-}
-
 /* The socket helpers below read with BPF_CORE_READ: they also serve the
  * syscall-exit path of kernels without sock_send_length (6.1), where the
  * socket pointer comes from the fd table untyped. They run once per send
  * call, not per skb. */
-static __always_inline int is_tcp_any(const struct sock *sk)
-{
-	return is_tcp_stream(BPF_CORE_READ(sk, sk_protocol), BPF_CORE_READ(sk, sk_type));
-}
-
 static __always_inline int route_sg(const struct sock *sk)
 {
 	return (BPF_CORE_READ(sk, sk_route_caps) & ZCB_NETIF_F_SG) != 0;
@@ -265,12 +255,7 @@ static __always_inline void add_deferred(struct zcb_flow *f, __u8 class, __u64 b
 	__sync_fetch_and_add(&p->events[i], 1);
 }
 
-/* ---- files ---- */
-
-static __always_inline __u32 file_type(struct file *f)
-{
-	return BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
-}
+/* ---- per-thread syscall state ---- */
 
 static __always_inline struct zcb_sys *sys_state(int create)
 {
@@ -388,7 +373,7 @@ int PROBE_PROG_EST(FEST_ZCB_SEND_LENGTH, zcb_sock_send_length, struct sock *sk, 
 	__u8 class = 0xff, path;
 	__u32 gen;
 
-	if (!is_tcp(sk))
+	if (!sock_is_tcp(sk))
 		return 0;
 	st = bpf_task_storage_get(&zcb_tasks, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->armed) {
@@ -411,8 +396,6 @@ int PROBE_PROG_EST(FEST_ZCB_SEND_LENGTH, zcb_sock_send_length, struct sock *sk, 
 static __always_inline int on_uring_submit(struct io_kiocb *req)
 {
 	__u8 op = BPF_CORE_READ(req, opcode), zc;
-	struct socket *sock;
-	struct file *f;
 	struct sock *sk;
 	__u64 key;
 
@@ -424,11 +407,7 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 		return 0;
 	if ((BPF_CORE_READ(req, flags) & ZCB_REQ_F_FIXED_FILE) || !current_thread())
 		return 0; /* fixed files: not resolvable here */
-	f = fd_file(BPF_CORE_READ(req, cqe.fd));
-	if (!f || file_type(f) != S_IFSOCK)
-		return 0;
-	sock = BPF_CORE_READ(f, private_data);
-	sk = BPF_CORE_READ(sock, sk);
+	sk = fd_tcp_sock(BPF_CORE_READ(req, cqe.fd));
 	if (!sk)
 		return 0;
 	key = (__u64)sk;
@@ -469,19 +448,6 @@ struct zcb_sys_exit {
  * The socket is resolved at entry, the bytes are the syscall's return
  * value. io_uring sends return no bytes to a syscall: not classified. */
 
-static __always_inline struct sock *tcp_sock_of_fd(long fd)
-{
-	struct file *f = fd_file(fd);
-	struct socket *sock;
-	struct sock *sk;
-
-	if (!f || file_type(f) != S_IFSOCK)
-		return NULL;
-	sock = BPF_CORE_READ(f, private_data);
-	sk = BPF_CORE_READ(sock, sk);
-	return sk && is_tcp_any(sk) ? sk : NULL;
-}
-
 /* The path is the syscall's own (as the accounting classifies it): the
  * order of the accounting's sys_enter and these per-syscall events is the
  * order their probes were first registered, which other tools change. */
@@ -493,7 +459,7 @@ static __always_inline void send_enter(long fd, __u8 path)
 
 	if (!t)
 		return;
-	sk = tcp_sock_of_fd(fd);
+	sk = fd_tcp_sock(fd);
 	s = sys_state(sk != NULL);
 	if (!s)
 		return;
