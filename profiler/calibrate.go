@@ -172,10 +172,8 @@ func calibrationFailed(err error) dispatchEstimate {
 // attached for one batch, and the counts of what they timed.
 type batchPair struct {
 	attach func() ([]link.Link, error)
-	// counted reads the runs and timed ns counted so far; of those counted
-	// during the batch with the programs, 1/share are theirs.
+	// counted reads the runs and timed ns of the programs under test so far.
 	counted func() (timedNS, runs uint64, err error)
-	share   uint64
 	// minRuns is how many runs the rounds give the programs under test at
 	// least (fewer: they missed events).
 	minRuns uint64
@@ -183,42 +181,53 @@ type batchPair struct {
 	maxNS uint64
 }
 
-// measure runs calibRounds rounds of a batch without the programs, one
-// with, and one without again, and estimates their untimed cost per run:
-// the median over the rounds of with minus the mean of its neighbours, per
-// run, minus what a run timed itself.
+// measure runs calibRounds rounds of a batch without the programs, two
+// with (the first not measured), and one without again, and estimates
+// their untimed cost per run: the median over the rounds of the measured
+// batch with minus the mean of its neighbours, per run, minus what a run
+// timed itself.
 func (b batchPair) measure() dispatchEstimate {
 	var diffs []float64
 	var timed, count uint64
 	for r := 0; r < calibRounds; r++ {
 		none := getppidBatch()
+		timed0, runs0, err := b.counted()
+		if err != nil {
+			return calibrationFailed(err)
+		}
 		links, err := b.attach()
 		if err != nil {
 			return calibrationFailed(err)
 		}
-		// Not measured: the first calls after attaching (see above).
+		// Not measured: the first calls after attaching (see above). The
+		// counts are read with the programs detached only (the accounting
+		// moves a thread's counts from its CPU's state to its entry at a
+		// switch, and a read of both while attached can see them twice),
+		// so they cover both batches: the same calls, half the runs each.
 		getppidBatch()
-		timed0, runs0, err := b.counted()
-		if err != nil {
-			closeLinks(links)
+		with := getppidBatch()
+		if err := closeLinks(links); err != nil {
 			return calibrationFailed(err)
 		}
-		with := getppidBatch()
 		timed1, runs1, err := b.counted()
-		if err := errors.Join(err, closeLinks(links)); err != nil {
+		if err != nil {
 			return calibrationFailed(err)
+		}
+		if timed1 < timed0 || runs1 < runs0 {
+			return calibrationFailed(fmt.Errorf("counts went back: %d runs, %d ns to %d runs, %d ns", runs0, timed0, runs1, timed1))
 		}
 		none2 := getppidBatch()
 		diffs = append(diffs, float64(with)-float64(none+none2)/2)
-		timed += (timed1 - timed0) / b.share
-		count += (runs1 - runs0) / b.share
+		timed += timed1 - timed0
+		count += runs1 - runs0
 	}
-	if count < b.minRuns {
-		return calibrationFailed(fmt.Errorf("%d program runs seen, want %d", count, b.minRuns))
+	batchRuns := count / (2 * calibRounds)
+	if batchRuns*calibRounds < b.minRuns {
+		return calibrationFailed(fmt.Errorf("%d program runs seen in the measured batches, want %d", batchRuns*calibRounds, b.minRuns))
 	}
 	sort.Float64s(diffs)
 	perRun := float64(timed) / float64(count)
-	excess := diffs[len(diffs)/2] / float64(count/calibRounds)
+	excess := diffs[len(diffs)/2] / float64(batchRuns)
 	est := excess - perRun
 	if est <= 0 {
 		return dispatchEstimate{err: fmt.Errorf("too noisy here: a run cost %.0f ns more than none, less than the %.0f ns it timed itself", excess, perRun)}
@@ -275,7 +284,6 @@ func measureHandlerDispatch(backend string) dispatchEstimate {
 			t, err := handlerTimed(coll)
 			return t.ProbeNs, t.ProbeRuns, err
 		},
-		share:   1,
 		minRuns: 2 * calibRounds * calibCalls, // sys_enter and sys_exit
 	}.measure()
 }
@@ -368,7 +376,6 @@ func measureHookDispatch() dispatchEstimate {
 			c, err := floorCounts([]*ebpf.Collection{exit})
 			return c.TimedNs, c.Runs, err
 		},
-		share:   1,
 		minRuns: calibRounds * calibCalls,
 	}.measure()
 }
@@ -403,7 +410,6 @@ func measureSampleDispatch() dispatchEstimate {
 			c, err := floorCounts([]*ebpf.Collection{coll})
 			return c.TimedNs, c.Runs, err
 		},
-		share:   1,
 		minRuns: calibRounds * 10, // a sample in 3 ms of CPU at the least
 		maxNS:   calibSamplePeriod / 2,
 	}.measure()
