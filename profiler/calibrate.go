@@ -112,7 +112,7 @@ func DispatchNS(backend string) (uint64, error) {
 	return e.ns, e.err
 }
 
-// HookDispatchNS is a tracepoint's dispatch to one more program, which the
+// HookDispatchNS is a tracepoint's dispatch to its only program, which the
 // feature programs and the accounting's interrupt and softirq handlers
 // cannot time (measured once per process); err says why
 // it could not be measured (then 0).

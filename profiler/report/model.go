@@ -78,7 +78,7 @@ type Overhead struct {
 	DispatchNS uint64 `json:"dispatch_ns_per_event"`
 	// HookDispatchNS is the same for the feature programs (byte classes,
 	// the softirq owner split, the sampler) on other hooks: a tracepoint's
-	// dispatch to one more program, measured at start, included in bpf_ns.
+	// dispatch to its only program, measured at start, included in bpf_ns.
 	HookDispatchNS uint64 `json:"hook_dispatch_ns_per_event"`
 	// SampleDispatchNS is what one sample of the sampling backend costs
 	// beyond its program's run (the timer interrupt, its hrtimer, perf's
@@ -91,7 +91,7 @@ type Overhead struct {
 }
 
 // OverheadNotTimed is Overhead.NotTimed.
-const OverheadNotTimed = "each event's tracepoint dispatch before the handler's first clock read and after its last, the syscall entry/exit slow path that any sys_enter/sys_exit probe forces, and what the handlers evict from the task's caches; estimated per run with the handlers themselves on a calibrating thread and counted in bpf_ns; for the feature programs on other hooks, the tracepoint's dispatch to one more program, estimated against a trivial program; for the sampling backend, each sample's timer interrupt and perf dispatch, estimated against a trivial program on a cpu-clock event"
+const OverheadNotTimed = "each event's tracepoint dispatch before the handler's first clock read and after its last, the syscall entry/exit slow path that any sys_enter/sys_exit probe forces, and what the handlers evict from the task's caches; estimated per run with the handlers themselves on a calibrating thread and counted in bpf_ns; for the feature programs on other hooks, the tracepoint's dispatch to its only program, estimated against a trivial program beside one on sys_enter; for the sampling backend, each sample's timer interrupt and perf dispatch, estimated against a trivial program on a cpu-clock event"
 
 // ScopeOverhead fills bpf_ns, events and share from the entries the
 // figures are reported for.
