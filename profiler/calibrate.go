@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"unsafe"
@@ -326,9 +325,9 @@ func handlerTimed(coll *ebpf.Collection) (bpf.AccountingZcCpu, error) {
 	return sum, it.Err()
 }
 
-// calibSpec is floor.bpf.c's spec with only the programs named, following
-// this thread alone.
-func calibSpec(programs ...string) (*ebpf.CollectionSpec, error) {
+// calibCollection loads one trivial timed program of floor.bpf.c,
+// following this thread alone, unattached.
+func calibCollection(program string) (*ebpf.Collection, error) {
 	spec, err := bpf.LoadFloor()
 	if err != nil {
 		return nil, err
@@ -337,11 +336,23 @@ func calibSpec(programs ...string) (*ebpf.CollectionSpec, error) {
 		return nil, err
 	}
 	for name := range spec.Programs {
-		if !slices.Contains(programs, name) {
+		if name != program {
 			delete(spec.Programs, name)
 		}
 	}
-	return spec, nil
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
+	if err != nil {
+		return nil, bpf.ShortError(err)
+	}
+	return coll, nil
+}
+
+// countedBy is a batchPair's counted: what coll's program timed, and its runs.
+func countedBy(coll *ebpf.Collection) func() (uint64, uint64, error) {
+	return func() (uint64, uint64, error) {
+		c, err := floorCounts(coll)
+		return c.TimedNs, c.Runs, err
+	}
 }
 
 // measureHookDispatch measures the hook figure: a trivial program stays
@@ -354,13 +365,9 @@ func calibSpec(programs ...string) (*ebpf.CollectionSpec, error) {
 func measureHookDispatch() dispatchEstimate {
 	var colls [2]*ebpf.Collection
 	for i, name := range []string{"calib_sys_enter", "calib_sys_exit"} {
-		spec, err := calibSpec(name)
-		if err != nil {
+		var err error
+		if colls[i], err = calibCollection(name); err != nil {
 			return calibrationFailed(err)
-		}
-		colls[i], err = ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
-		if err != nil {
-			return calibrationFailed(bpf.ShortError(err))
 		}
 		defer colls[i].Close()
 	}
@@ -371,11 +378,8 @@ func measureHookDispatch() dispatchEstimate {
 	}
 	defer func() { closeLinks(links) }()
 	return batchPair{
-		attach: func() ([]link.Link, error) { return attachAll(exit, nil) },
-		counted: func() (uint64, uint64, error) {
-			c, err := floorCounts([]*ebpf.Collection{exit})
-			return c.TimedNs, c.Runs, err
-		},
+		attach:  func() ([]link.Link, error) { return attachAll(exit, nil) },
+		counted: countedBy(exit),
 		minRuns: calibRounds * calibCalls,
 	}.measure()
 }
@@ -389,13 +393,9 @@ const calibSamplePeriod = 100_000 // ns
 // thread's batches with a cpu-clock event of its own running calib_sample
 // (floor.bpf.c), a trivial timed program.
 func measureSampleDispatch() dispatchEstimate {
-	spec, err := calibSpec("calib_sample")
+	coll, err := calibCollection("calib_sample")
 	if err != nil {
 		return calibrationFailed(err)
-	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: bpf.KernelBTF})
-	if err != nil {
-		return calibrationFailed(bpf.ShortError(err))
 	}
 	defer coll.Close()
 	return batchPair{
@@ -406,10 +406,7 @@ func measureSampleDispatch() dispatchEstimate {
 			}
 			return []link.Link{l}, nil
 		},
-		counted: func() (uint64, uint64, error) {
-			c, err := floorCounts([]*ebpf.Collection{coll})
-			return c.TimedNs, c.Runs, err
-		},
+		counted: countedBy(coll),
 		minRuns: calibRounds * 10, // a sample in 3 ms of CPU at the least
 		maxNS:   calibSamplePeriod / 2,
 	}.measure()
@@ -471,18 +468,16 @@ func getppidBatch() uint64 {
 	return uint64(b.Nano() - a.Nano())
 }
 
-// floorCounts sums the runs counted by every collection's programs.
-func floorCounts(colls []*ebpf.Collection) (bpf.FloorFloorCount, error) {
+// floorCounts sums over CPUs the runs coll's program counted.
+func floorCounts(coll *ebpf.Collection) (bpf.FloorFloorCount, error) {
 	var sum bpf.FloorFloorCount
-	for _, coll := range colls {
-		var perCPU []bpf.FloorFloorCount
-		if err := coll.Maps["floor_runs"].Lookup(uint32(0), &perCPU); err != nil {
-			return sum, err
-		}
-		for _, c := range perCPU {
-			sum.Runs += c.Runs
-			sum.TimedNs += c.TimedNs
-		}
+	var perCPU []bpf.FloorFloorCount
+	if err := coll.Maps["floor_runs"].Lookup(uint32(0), &perCPU); err != nil {
+		return sum, err
+	}
+	for _, c := range perCPU {
+		sum.Runs += c.Runs
+		sum.TimedNs += c.TimedNs
 	}
 	return sum, nil
 }
