@@ -961,8 +961,12 @@ static __always_inline __u64 exit_bytes(__u32 gen, __u8 path, long ret, struct z
 		 * them. Counted here, once per call, rather than by a probe on
 		 * skb_copy_datagram_iovec: that fires per skb, right after the
 		 * last one's copy has evicted the probe's maps from the caches
-		 * (536 ns a run on our guests, the byte classes' dearest). */
-		if (cfg_byte_classes && bytes && !(t->notes & SYS_NOTE_RX_TRUNC))
+		 * (536 ns a run on our guests, the byte classes' dearest).
+		 * A discard is the request's own fact, counted without the
+		 * byte classes too: rx.read is otherwise taken as copied. */
+		if (bytes && (t->notes & SYS_NOTE_RX_TRUNC))
+			add_class(gen, PATH_RX_READ, ZCB_RX_DISCARD, bytes, 1);
+		else if (cfg_byte_classes && bytes)
 			add_class(gen, PATH_RX_READ, ZCB_RX_COPY, bytes, 1);
 		return bytes;
 	}

@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed accounting.h
 var AccountingHeader []byte
+
+// ZcbytesHeader is bpf/zcbytes.h, for the same checks of the byte classes.
+//
+//go:embed zcbytes.h
+var ZcbytesHeader []byte

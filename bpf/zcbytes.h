@@ -1,5 +1,6 @@
-/* Shared between zcbytes.bpf.c and its Go loader (profiler/bytes*.go); keep
- * the Go constants (profiler/byteclass/byteclass.go) in step. */
+/* Shared between zcbytes.bpf.c, accounting.bpf.c (zcb_stats.h) and the Go
+ * loader (profiler/byteclass); the Go constants (byteclass.go) are checked
+ * against this file by TestClassesMirrored. */
 #ifndef ZCPROF_ZCBYTES_H
 #define ZCPROF_ZCBYTES_H
 
@@ -27,7 +28,8 @@ enum zcb_class {
 	ZCB_RX_MAPPED = 16,         /* mapped by TCP_ZEROCOPY_RECEIVE */
 	ZCB_RETRANS_ZC = 17,        /* zero-copy skb payload retransmitted (copied again where the first was) */
 	ZCB_TX_COPY_ULP = 18,       /* "spliced" by a TCP ULP (kTLS) into records it built: copied */
-	NR_ZCB = 19,
+	ZCB_RX_DISCARD = 19,        /* returned by a TCP receive with MSG_TRUNC, never copied (the accounting's sys_exit, byte classes or not) */
+	NR_ZCB = 20,
 };
 
 #define ZCB_NR_DEFERRED 4 /* ZCB_DEFERRED_LOOPBACK .. ZCB_DEFERRED_TAP */

@@ -198,11 +198,12 @@ func ZerocopyFor(threads []ThreadDelta) *report.Zerocopy {
 	return byteclass.Zerocopy(paths, byteClassesOf(threads))
 }
 
-// byteClassesOf is each thread's byte classes (nil: not loaded).
+// byteClassesOf is each thread's byte classes.
 func byteClassesOf(threads []ThreadDelta) byteclass.Threads {
-	out := make(byteclass.Threads, len(threads))
+	out := byteclass.Threads{Maps: make([]map[byteclass.PathClass]byteclass.Count, len(threads))}
 	for i, th := range threads {
-		out[i] = th.ByteClasses
+		out.Maps[i] = th.ByteClasses
+		out.Classified = out.Classified || th.Classified
 	}
 	return out
 }

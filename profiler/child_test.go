@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zcprof/zcprof/profiler/byteclass"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/spawn"
 )
@@ -163,21 +164,27 @@ func envFloat(name string, def float64) float64 {
 // profileByteClassChild profiles a child mode of this test binary with byte
 // classes from mode, checks that the session attached what mode needs and
 // released it, and returns the child's entry, the only one, with the
-// kernel's zero-copy figures.
+// kernel's zero-copy figures (the requests' with mode byteclass.Off).
 func profileByteClassChild(t *testing.T, mode, out string, result any) (report.Process, *report.Document) {
 	t.Helper()
 	d := profileSelf(t, ProfileOptions{ByteClasses: mode}, out, result).Document
-	if d.Backends.ByteClasses != mode {
-		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, mode, d.Backends.Unavailable)
+	backend, source := mode, report.ZerocopySourceKernel
+	if mode == byteclass.Off {
+		backend, source = "", report.ZerocopySourceRequest
+	}
+	if d.Backends.ByteClasses != backend {
+		t.Fatalf("byte classes backend %q, want %q (unavailable %v)", d.Backends.ByteClasses, backend, d.Backends.Unavailable)
 	}
 	assertDetached(t, d.Backends.ProgramIDs)
-	assertByteClassesLoaded(t, d, mode)
+	if mode != byteclass.Off {
+		assertByteClassesLoaded(t, d, mode)
+	}
 	if len(d.Processes) != 1 {
 		t.Fatalf("%d processes in the report, want the child only", len(d.Processes))
 	}
 	p := d.Processes[0]
-	if p.Zerocopy == nil || p.Zerocopy.Source != report.ZerocopySourceKernel {
-		t.Fatalf("zerocopy %+v", p.Zerocopy)
+	if p.Zerocopy == nil || p.Zerocopy.Source != source {
+		t.Fatalf("zerocopy %+v, want source %s", p.Zerocopy, source)
 	}
 	return p, d
 }

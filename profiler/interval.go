@@ -25,9 +25,11 @@ type ThreadDelta struct {
 	RuntimeApprox bool
 	// Utime and Stime are the times() deltas for the same thread.
 	Utime, Stime uint64
-	// ByteClasses: what the kernel did with its bytes; nil when the
-	// byte-class programs are not loaded.
+	// ByteClasses: what the kernel did with its bytes. Classified: the
+	// byte-class programs were loaded; without them ByteClasses holds
+	// only what a request shows (byteclass.ClassRxDiscard), if anything.
 	ByteClasses map[byteclass.PathClass]byteclass.Count
+	Classified  bool
 }
 
 // MeasuredNS is the thread's on-CPU time as the BPF accounting saw it,
@@ -194,8 +196,9 @@ func Delta(prev, cur *Snapshot) Interval {
 		netNegative(td.Counters)
 	}
 	deltaByteClasses(prev, cur, thread, &iv)
-	if cur.ByteClasses != nil {
+	if cur.Classified {
 		for _, td := range byGen {
+			td.Classified = true
 			if td.ByteClasses == nil {
 				td.ByteClasses = map[byteclass.PathClass]byteclass.Count{}
 			}
@@ -240,8 +243,7 @@ func Delta(prev, cur *Snapshot) Interval {
 
 // deltaByteClasses adds the byte-class differences of two snapshots to the
 // interval's threads (thread finds or makes a thread's entry, for threads
-// with no CPU change). Every thread of an interval whose snapshots carry
-// byte classes gets a non-nil map: nil means the feature was not loaded.
+// with no CPU change).
 func deltaByteClasses(prev, cur *Snapshot, thread func(gen uint32) *ThreadDelta, iv *Interval) {
 	if cur.ByteClasses == nil {
 		return

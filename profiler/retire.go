@@ -123,7 +123,7 @@ func (s *Session) retire(snap *Snapshot) {
 		_ = stats.Delete(bpf.AccountingZcStatKey{Gen: k.Gen, Path: uint8(k.Path), Ctx: uint8(k.Ctx)})
 	}
 	for _, k := range gone.bytes {
-		s.bytes.Forget(k)
+		s.classes.Forget(k)
 	}
 }
 

@@ -56,6 +56,9 @@ type Session struct {
 	core      *ebpf.Collection
 	cgroupDir *os.File
 	bytes     *byteclass.Loaded // nil when not loaded
+	// classes: the byte-class counters, read loaded or not (the
+	// accounting counts a MSG_TRUNC receive's bytes itself).
+	classes *byteclass.Counters
 	// ownerSplit: the owner split's maps are sized for it (Options).
 	ownerSplit bool
 	tracefs    *pseudofs.Hold
@@ -139,6 +142,10 @@ func Open(opts Options) (*Session, error) {
 		if s.tracefs, err = pseudofs.Acquire(pseudofs.Tracefs); err != nil {
 			s.unavailable["tracefs"] = err.Error()
 		}
+	}
+	if s.classes, err = byteclass.NewCounters(s.core.Maps); err != nil {
+		s.Close()
+		return nil, err
 	}
 	s.bytes, err = byteclass.Open(s.core.Maps, byteclass.Options{Want: opts.ByteClasses, NoPinnedSends: opts.NoPinnedSends, NoUringSends: opts.NoUringSends, TxWritesCopy: opts.TxWritesCopy}, s.unavailable, SetHookDispatch)
 	if err != nil {

@@ -80,9 +80,12 @@ type Snapshot struct {
 	// time so far, all CPUs (/proc/stat), for the self-check's bound.
 	ClampedRuns uint64
 	StealNS     uint64
-	// ByteClasses are the byte-class counters (nil: not loaded).
+	// ByteClasses are the byte-class counters. Classified: the
+	// byte-class programs were loaded; without them the accounting counts
+	// only what a request shows (byteclass.ClassRxDiscard).
 	ByteClasses    map[byteclass.Key]byteclass.Count
 	ByteClassDrops uint64
+	Classified     bool
 	// OriginNS is the session's first snapshot.
 	OriginNS uint64
 	// retiredRows are the rows exited threads are summed under
@@ -155,11 +158,11 @@ func (s *Session) Snapshot() (*Snapshot, error) {
 		return nil, err
 	}
 	s.readClocks(snap)
+	if snap.ByteClasses, snap.ByteClassDrops, err = s.classes.Read(); err != nil {
+		return nil, err
+	}
 	if s.bytes != nil {
-		var err error
-		if snap.ByteClasses, snap.ByteClassDrops, err = s.bytes.Read(); err != nil {
-			return nil, err
-		}
+		snap.Classified = true
 		for _, pc := range s.bytes.Inferred() {
 			byteclass.InferCopies(snap.ByteClasses, pc, snap.pathTotals(pc.Path))
 		}

@@ -18,6 +18,21 @@ func TestZerocopyForThreads(t *testing.T) {
 	if zc.Source != report.ZerocopySourceRequest || zc.TxSplicedBytes != 1<<20 || !strings.Contains(zc.Reason, "not loaded") {
 		t.Errorf("fallback: %+v", zc)
 	}
+	// Without them, a MSG_TRUNC receive's bytes are still told apart: the
+	// accounting counts them itself.
+	trunc := []ThreadDelta{{
+		Counters: map[PathCtx]Counter{{taxonomy.PathRxRead, taxonomy.CtxTask}: {Calls: 5, Bytes: 5 << 20}},
+		ByteClasses: map[byteclass.PathClass]byteclass.Count{
+			{Path: taxonomy.PathRxRead, Class: byteclass.ClassRxDiscard}: {Bytes: 4 << 20, Events: 4},
+		},
+	}}
+	zc = ZerocopyFor(trunc)
+	if zc.Source != report.ZerocopySourceRequest || zc.RxDiscardedBytes != 4<<20 || zc.RxCopiedBytes != 1<<20 {
+		t.Errorf("MSG_TRUNC by request: %+v", zc)
+	}
+	if want := "receive: 4.0 MiB (80%) discarded without copy (MSG_TRUNC); 1.0 MiB (20%) read by copy"; !strings.Contains(zc.Verdict, want) {
+		t.Errorf("MSG_TRUNC by request: verdict %q, want %q in it", zc.Verdict, want)
+	}
 
 	th := []ThreadDelta{{
 		Counters: map[PathCtx]Counter{
@@ -28,6 +43,7 @@ func TestZerocopyForThreads(t *testing.T) {
 			{Path: taxonomy.PathTxSendfile, Class: byteclass.ClassTxSpliceSourceCopy}: {Bytes: 1 << 20, Events: 16},
 			{Path: taxonomy.PathTxWrite, Class: byteclass.ClassTxCopy}:                {Bytes: 1 << 20, Events: 1},
 		},
+		Classified: true,
 	}}
 	zc = ZerocopyFor(th)
 	if zc.Source != report.ZerocopySourceKernel || zc.TxCopiedBytes != 2<<20 || zc.TxSourceCopiedBytes != 1<<20 {
@@ -57,7 +73,8 @@ func TestZerocopyForThreads(t *testing.T) {
 }
 
 // Byte classes go through Delta like the CPU counters: modular, per
-// thread, and every thread of an interval with byte classes gets a map.
+// thread, and every thread of an interval with the byte-class programs
+// gets a map and is marked classified.
 func TestDeltaByteClasses(t *testing.T) {
 	threads := map[uint32]ThreadInfo{1: {Gen: 1, TID: 10, TGID: 10}, 2: {Gen: 2, TID: 11, TGID: 10}}
 	prev := &Snapshot{MonoNS: 1, Counters: map[Key]Counter{}, Threads: threads, Clocks: map[uint32]Clock{},
@@ -68,7 +85,7 @@ func TestDeltaByteClasses(t *testing.T) {
 			{Gen: 1, Path: taxonomy.PathTxWrite, Class: byteclass.ClassTxCopy}:           {Bytes: 99, Events: 9},
 			{Gen: 0, Path: taxonomy.PathTxWrite, Class: byteclass.ClassDeferredLoopback}: {Bytes: 5}, // no owner: not a thread
 			{Gen: 1, Path: taxonomy.PathTxMsgZerocopy, Class: byteclass.ClassErrqCopied}: {Events: 3},
-		}, ByteClassDrops: 3}
+		}, ByteClassDrops: 3, Classified: true}
 	iv := Delta(prev, cur)
 	if iv.ByteClassDrops != 2 || len(iv.Threads) != 2 {
 		t.Fatalf("drops %d, %d threads", iv.ByteClassDrops, len(iv.Threads))
@@ -80,13 +97,18 @@ func TestDeltaByteClasses(t *testing.T) {
 	if got := a.ByteClasses[byteclass.PathClass{Path: taxonomy.PathTxMsgZerocopy, Class: byteclass.ClassErrqCopied}]; got.Events != 3 {
 		t.Errorf("completions %+v", got)
 	}
-	if b.ByteClasses == nil || len(b.ByteClasses) != 0 {
-		t.Errorf("thread without byte classes: %v", b.ByteClasses)
+	if b.ByteClasses == nil || len(b.ByteClasses) != 0 || !a.Classified || !b.Classified {
+		t.Errorf("thread without byte classes: %v (classified %v %v)", b.ByteClasses, a.Classified, b.Classified)
 	}
-	// Without the feature, nil everywhere.
-	iv = Delta(&Snapshot{Counters: map[Key]Counter{}}, &Snapshot{Counters: map[Key]Counter{{1, taxonomy.PathUser, taxonomy.CtxTask}: {NS: 1}}, Threads: threads})
-	if iv.Threads[0].ByteClasses != nil {
-		t.Errorf("byte classes without the feature: %v", iv.Threads[0].ByteClasses)
+	// Without the programs: no thread classified, and only the threads
+	// with a count (a MSG_TRUNC receive's) have a map.
+	discard := byteclass.Key{Gen: 2, Path: taxonomy.PathRxRead, Class: byteclass.ClassRxDiscard}
+	iv = Delta(&Snapshot{Counters: map[Key]Counter{}, ByteClasses: map[byteclass.Key]byteclass.Count{}},
+		&Snapshot{Counters: map[Key]Counter{{1, taxonomy.PathUser, taxonomy.CtxTask}: {NS: 1}}, Threads: threads,
+			ByteClasses: map[byteclass.Key]byteclass.Count{discard: {Bytes: 64, Events: 1}}})
+	if len(iv.Threads) != 2 || iv.Threads[0].ByteClasses != nil || iv.Threads[0].Classified || iv.Threads[1].Classified ||
+		iv.Threads[1].ByteClasses[byteclass.PathClass{Path: discard.Path, Class: discard.Class}] != (byteclass.Count{Bytes: 64, Events: 1}) {
+		t.Errorf("without the byte-class programs: %+v", iv.Threads)
 	}
 }
 
@@ -103,6 +125,7 @@ func TestMarkUnavailable(t *testing.T) {
 		ByteClasses: map[byteclass.PathClass]byteclass.Count{
 			{Path: taxonomy.PathTxSendfile, Class: byteclass.ClassTxSplice}: {Bytes: 16 * m, Events: 16},
 		},
+		Classified: true,
 	}}
 	p := ProcessEntry(1, sendfile, false)
 	byteclass.MarkUnavailable(&p, missing)

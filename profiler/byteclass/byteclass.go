@@ -26,6 +26,10 @@ const (
 	ClassRxMapped
 	ClassRetransZC // zero-copy payload retransmitted: copied again where the first copy was
 	ClassTxCopyULP // spliced by a TCP ULP (kTLS) from records it copied the bytes into
+	// Returned by a TCP receive with MSG_TRUNC, never copied: counted by
+	// the accounting whether or not the byte-class programs are loaded
+	// (a request's own fact, like a path).
+	ClassRxDiscard
 	// Past enum zcb_class, never counted by BPF: tx.write's bytes taken
 	// as copies where no send was traced (Options.TxWritesCopy).
 	ClassTxCopyWrite
@@ -52,6 +56,7 @@ var classNames = [...]string{
 	ClassRxMapped:           "rx.mapped",
 	ClassRetransZC:          "retransmit.zc",
 	ClassTxCopyULP:          "tx.copy.ulp",
+	ClassRxDiscard:          "rx.discard",
 	ClassTxCopyWrite:        "tx.copy.write",
 }
 

@@ -52,8 +52,6 @@ type Loaded struct {
 	colls    []*ebpf.Collection
 	links    []link.Link
 	progs    []*ebpf.Program
-	stats    *ebpf.Map
-	drops    *ebpf.Map
 }
 
 // zcbPoint is one program and where it attaches: a tp_btf tracepoint, or a
@@ -404,7 +402,7 @@ func loadMaps(spec *ebpf.CollectionSpec, shared map[string]*ebpf.Map) (*Loaded, 
 	if err != nil {
 		return nil, fmt.Errorf("zcbytes maps: %w", err)
 	}
-	b := &Loaded{maps: coll, stats: coll.Maps["zcb_stats"], drops: coll.Maps["zcb_drops"]}
+	b := &Loaded{maps: coll}
 	return b, nil
 }
 
@@ -438,32 +436,6 @@ func (b *Loaded) Mode() string { return b.mode }
 // and program ids (Close still closes them).
 func (b *Loaded) Programs() []*ebpf.Program { return b.progs }
 
-// Read returns the current counters, summed over CPUs, and the updates the
-// maps refused so far.
-func (b *Loaded) Read() (map[Key]Count, uint64, error) {
-	var (
-		k      bpf.ZcbytesZcbKey
-		perCPU []bpf.ZcbytesZcbVal
-	)
-	counts := map[Key]Count{}
-	it := b.stats.Iterate()
-	for it.Next(&k, &perCPU) {
-		var c Count
-		for _, v := range perCPU {
-			c = c.Add(Count{v.Bytes, v.Events})
-		}
-		counts[Key{k.Gen, taxonomy.Path(k.Path), Class(k.Class)}] = c
-	}
-	if err := it.Err(); err != nil {
-		return nil, 0, fmt.Errorf("read byte classes: %w", err)
-	}
-	var dropped uint64
-	if err := b.drops.Lookup(uint32(0), &dropped); err != nil {
-		dropped = 0
-	}
-	return counts, dropped, nil
-}
-
 // Inferred lists the paths whose bytes are their copies rather than
 // traced ones (TxWritesCopy), each with the class the session
 // counts them in (InferCopies).
@@ -477,12 +449,6 @@ func InferCopies(counts map[Key]Count, pc PathClass, totals map[uint32]Count) {
 			counts[Key{gen, pc.Path, pc.Class}] = c
 		}
 	}
-}
-
-// Forget deletes a counter whose counts the session keeps elsewhere (an
-// exited thread's, folded into its process's retired row).
-func (b *Loaded) Forget(k Key) {
-	_ = b.stats.Delete(bpf.ZcbytesZcbKey{Gen: k.Gen, Path: uint8(k.Path), Class: uint8(k.Class)})
 }
 
 // Close detaches every program and frees the maps.

@@ -55,8 +55,8 @@ func TestLoadMapsOnPreallocatedStats(t *testing.T) {
 			t.Errorf("%s: the byte classes have a map of their own, not the accounting's", name)
 		}
 	}
-	if b.stats.Flags() != shared["zcb_stats"].Flags() || b.stats.MaxEntries() != rtStatsEntries {
-		t.Errorf("counters: flags %#x, %d entries, want the accounting's preallocated %d", b.stats.Flags(), b.stats.MaxEntries(), rtStatsEntries)
+	if st := b.maps.Maps["zcb_stats"]; st.Flags() != shared["zcb_stats"].Flags() || st.MaxEntries() != rtStatsEntries {
+		t.Errorf("counters: flags %#x, %d entries, want the accounting's preallocated %d", st.Flags(), st.MaxEntries(), rtStatsEntries)
 	}
 	// A program that counts into zcb_stats, loaded as attach loads each.
 	coll, err := loadProgram(spec, "zcb_netif_receive_skb", b.maps.Maps)

@@ -8,20 +8,24 @@ import (
 )
 
 // Threads are the byte classes of a group of threads (a process, one side
-// of a run cell, one thread), one map per thread; a thread's map is nil
-// when the byte-class programs were not loaded.
-type Threads []map[PathClass]Count
+// of a run cell, one thread), one map per thread (nil: none counted).
+// Classified: the byte-class programs were loaded; without them the maps
+// hold only what the accounting counts of a request itself
+// (ClassRxDiscard).
+type Threads struct {
+	Classified bool
+	Maps       []map[PathClass]Count
+}
 
 // Zerocopy is the zero-copy object of a group of threads (a process, or
 // one side of a run cell), whose paths are paths (the accounting's
 // entries, for the bytes each path returned): bytes as the kernel
-// classified them, with the verdict. Without the byte-class programs (the
-// threads carry no byte classes) it falls back to what the syscalls asked
-// for, and says so.
+// classified them, with the verdict. Without the byte-class programs it
+// falls back to what the syscalls asked for, and says so.
 func Zerocopy(paths []report.Path, threads Threads) *report.Zerocopy {
 	t, ok := threads.sum(nil)
 	if !ok {
-		return requestedZerocopy(paths)
+		return requestedZerocopy(paths, t[ClassRxDiscard].Bytes)
 	}
 	return t.zerocopy(rxBytesOf(paths, threads), threads.verdictNames(nil))
 }
@@ -63,16 +67,11 @@ func rxBytesOf(paths []report.Path, threads Threads) rxPathBytes {
 	return rx
 }
 
-// sum adds the byte classes of the threads (of one path if set); false if
-// none of them carries byte classes (feature not loaded).
+// sum adds the byte classes of the threads (of one path if set), and says
+// whether the byte-class programs classified them (Classified).
 func (threads Threads) sum(path *taxonomy.Path) (byteTotals, bool) {
 	var t byteTotals
-	loaded := false
-	for _, classes := range threads {
-		if classes == nil {
-			continue
-		}
-		loaded = true
+	for _, classes := range threads.Maps {
 		for k, c := range classes {
 			if k.Class >= numClasses || (path != nil && k.Path != *path) {
 				continue
@@ -80,14 +79,14 @@ func (threads Threads) sum(path *taxonomy.Path) (byteTotals, bool) {
 			t[k.Class] = t[k.Class].Add(c)
 		}
 	}
-	return t, loaded
+	return t, threads.Classified
 }
 
 // verdictNames names the syscalls whose spliced and pinned bytes the
 // threads sent (of one path if set).
 func (threads Threads) verdictNames(path *taxonomy.Path) report.VerdictNames {
 	var sendfile, splice, msgZC, uring bool
-	for _, classes := range threads {
+	for _, classes := range threads.Maps {
 		for k, c := range classes {
 			if c.Bytes == 0 || (path != nil && k.Path != *path) {
 				continue
@@ -118,8 +117,10 @@ func oneOrBoth(isA, isB bool, a, b string) string {
 
 // requestedZerocopy classifies bytes by what the syscalls asked for: the
 // fallback when the byte-class programs could not be loaded. An io_uring
-// send may be SEND (a copy) or SEND_ZC: the path does not tell.
-func requestedZerocopy(paths []report.Path) *report.Zerocopy {
+// send may be SEND (a copy) or SEND_ZC: the path does not tell. discarded:
+// the part of rx.read that receive calls with MSG_TRUNC returned, which
+// TCP never copies.
+func requestedZerocopy(paths []report.Path, discarded uint64) *report.Zerocopy {
 	zc := &report.Zerocopy{Source: report.ZerocopySourceRequest}
 	var sendfile, splice bool
 	names := report.VerdictNames{Pinner: "MSG_ZEROCOPY"}
@@ -148,9 +149,11 @@ func requestedZerocopy(paths []report.Path) *report.Zerocopy {
 			zc.TxBytes += p.Bytes
 		}
 	}
+	zc.RxDiscardedBytes = min(discarded, zc.RxCopiedBytes)
+	zc.RxCopiedBytes -= zc.RxDiscardedBytes
 	names.Splicer = oneOrBoth(sendfile, splice, "sendfile", "splice")
 	report.Judge(zc, names)
-	zc.Reason = "classified by syscall request only (tx.write copies; sendfile/splice reference pages; MSG_ZEROCOPY pins; an io_uring send may copy or pin, unclassified; rx.read counts as copied, a MSG_TRUNC receive included, which only the byte-class programs tell apart): the byte-class programs were not loaded (see backends.unavailable), so what the kernel then did is not known"
+	zc.Reason = "classified by syscall request only (tx.write copies; sendfile/splice reference pages; MSG_ZEROCOPY pins; an io_uring send may copy or pin, unclassified; rx.read is copied unless the call passed MSG_TRUNC, whose bytes TCP discards): the byte-class programs were not loaded (see backends.unavailable), so what the kernel then did is not known"
 	return zc
 }
 
