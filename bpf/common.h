@@ -226,19 +226,30 @@ static __always_inline struct zc_thread *current_thread(void)
  * resolved the task there (no lookup: the byte classes ask per send, the
  * sampler per sample); before that, its entry. A thread made a target
  * while it runs is answered as the CPU last resolved it until the
- * accounting's next event there, which the accounting charges alike. */
+ * accounting's next event there, which the accounting charges alike.
+ * fentry/fexit programs are preemptible (on PREEMPT_RT, inside softirqs
+ * too), and a switch meanwhile clears the CPU's answer: it is taken only
+ * if it still holds after it was read (once the sender's tx.msg_zerocopy
+ * path came with generation 0 on 6.12-rt), else the entry answers. */
 static __always_inline __u32 task_target(struct zc_cpu *c, __u32 tid, __u8 *path)
 {
 	struct zc_thread *t;
 
 	if (c && c->resolved && c->tid == tid) {
-		if (!c->gen) {
-			*path = c->sys_path;
-			return 0;
+		__u32 gen = *(volatile __u32 *)&c->gen;
+		__u8 p;
+
+		if (gen) {
+			settle_fd(c);
+			p = c->path;
+		} else {
+			p = c->sys_path;
 		}
-		settle_fd(c);
-		*path = c->path;
-		return c->gen;
+		asm volatile("" ::: "memory");
+		if (*(volatile __u8 *)&c->resolved && *(volatile __u32 *)&c->tid == tid) {
+			*path = p;
+			return gen;
+		}
 	}
 	t = tid ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 	if (!t) {

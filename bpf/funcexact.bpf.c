@@ -79,6 +79,23 @@ struct {
 	__type(value, __u64);
 } fx_counters SEC(".maps");
 
+/* Softirqs switched out on PREEMPT_RT, by tid (zc_fx_suspended): at most
+ * one a CPU at a time, as softirqs there hold a per-CPU lock. Preallocated:
+ * filled in sched_switch, under the runqueue lock. Sized by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct zc_fx_suspended);
+} fx_suspended SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zc_fx_suspended);
+} fx_suspend_scratch SEC(".maps");
+
 static __always_inline void count_slot(__u32 slot, __u64 n) { count_at(&fx_counters, slot, n); }
 
 static __always_inline struct zc_fx_cpu *fx_cpu(void) { return only_slot(&fx_cpus); }
@@ -150,7 +167,89 @@ static __always_inline __u64 level_clock(struct zc_fx_cpu *fc, __u32 d, __u64 no
 	return now - lost_at(fc, this_cpu(), d);
 }
 
-static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
+/* An interrupt level's end, or its switch out: its wall time is lost to
+ * the level below it. Only to that one: deeper levels' time is part of
+ * this wall time already. */
+static __always_inline void close_level(struct zc_fx_cpu *fc, __u32 d, __u64 now)
+{
+	__u64 start = fc->enter_ts[masked(d, FX_LEVELS - 1)];
+
+	if (d > 0)
+		fc->intr_ns[masked(d - 1, FX_LEVELS - 1)] += now > start ? now - start : 0;
+}
+
+/* A softirq's task on PREEMPT_RT: the field exists there only. */
+struct task_struct___rt {
+	int softirq_disable_cnt;
+} __attribute__((preserve_access_index));
+
+#define SOFTIRQ_OFFSET (1U << 8)
+
+/* Whether prev is being switched out inside a softirq it serves, which only
+ * PREEMPT_RT allows (in_serving_softirq() of that task). */
+static __always_inline int in_preempted_softirq(struct task_struct *prev)
+{
+	struct task_struct___rt *t = (void *)prev;
+
+	if (!bpf_core_field_exists(t->softirq_disable_cnt))
+		return 0;
+	return BPF_CORE_READ(t, softirq_disable_cnt) & SOFTIRQ_OFFSET;
+}
+
+/* Takes the CPU's open levels off with task tid, switched out at cut: each
+ * level is closed (its time so far lost to the level below, innermost
+ * first) and keeps its clock, for resume_levels to rebase its frames on. */
+static __always_inline void suspend_levels(struct zc_fx_cpu *fc, __u32 tid, __u64 cut)
+{
+	struct zc_fx_suspended *s = only_slot(&fx_suspend_scratch);
+	__u32 d = fc->depth;
+
+	if (!s || d == 0 || d >= FX_LEVELS)
+		return;
+	s->depth = d;
+#pragma unroll
+	for (int k = FX_LEVELS - 1; k > 0; k--) {
+		if (k > d)
+			continue;
+		s->clk[k] = level_clock(fc, k, cut);
+		s->ctx[k] = fc->ctx[k];
+		s->st[k] = fc->st[k];
+		close_level(fc, k, cut);
+	}
+	if (bpf_map_update_elem(&fx_suspended, &tid, s, BPF_ANY))
+		count_slot(FX_CNT_DROPPED, 1);
+}
+
+/* Puts back the levels task tid took off (suspend_levels), as it is
+ * switched in at cut: reopened at cut, each frame's start moved by what
+ * its level's clock advanced meanwhile. */
+static __always_inline void resume_levels(struct zc_fx_cpu *fc, __u32 tid, __u64 cut)
+{
+	struct zc_fx_suspended *s = bpf_map_lookup_elem(&fx_suspended, &tid);
+	__u32 d;
+
+	if (!s)
+		return;
+	d = s->depth;
+#pragma unroll
+	for (int k = 1; k < FX_LEVELS; k++) {
+		__u64 shift;
+
+		if (k > d)
+			continue;
+		shift = level_clock(fc, k, cut) - s->clk[k];
+		fc->st[k] = s->st[k];
+#pragma unroll
+		for (int i = 0; i < FX_DEPTH; i++)
+			fc->st[k].f[i].start += shift;
+		fc->ctx[k] = s->ctx[k];
+		fc->enter_ts[k] = cut;
+	}
+	fc->depth = d < FX_LEVELS ? d : FX_LEVELS - 1;
+	bpf_map_delete_elem(&fx_suspended, &tid);
+}
+
+static __always_inline int on_task_switch(__u32 prev_state, struct task_struct *prev, __u32 next_tid)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(); /* current is still prev */
 	struct zc_fx_cpu *fc = fx_cpu();
@@ -165,12 +264,18 @@ static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
 	 * the switch and the programs' own runs, which it gives to next. Cut
 	 * there too, with what was lost by then, or the functions prev was
 	 * inside would outlast the run the accounting gave it. */
-	if (c && c->in_pid == next_tid && c->in_ts && c->in_ts <= now) {
+	int at_in = c && c->in_pid == next_tid && c->in_ts && c->in_ts <= now;
+
+	if (at_in)
 		cut = c->in_ts;
+	/* First, as its end would: the open softirq's time so far is not
+	 * prev's task time. */
+	if (fc->depth && in_preempted_softirq(prev))
+		suspend_levels(fc, tid, cut);
+	if (at_in)
 		lost = fc->intr_ns[0] + c->in_probe_at;
-	} else {
+	else
 		lost = lost_at(fc, c, 0);
-	}
 	if (tid) {
 		t = bpf_map_lookup_elem(&fx_threads, &tid);
 		if (t) {
@@ -187,7 +292,10 @@ static __always_inline int on_task_switch(__u32 prev_state, __u32 next_tid)
 	fc->switch_ts = cut;
 	fc->switch_lost = lost;
 	fc->switch_tid = next_tid;
-	fc->depth = 0; /* no switch inside an interrupt: heals a missed exit */
+	/* Elsewhere no switch comes inside an interrupt: this heals a missed
+	 * exit. */
+	fc->depth = 0;
+	resume_levels(fc, next_tid, cut);
 	return 0;
 }
 
@@ -213,7 +321,7 @@ static __always_inline int on_intr_enter(__u8 ctx)
 static __always_inline int on_intr_exit(void)
 {
 	struct zc_fx_cpu *fc = fx_cpu();
-	__u64 now = bpf_ktime_get_ns(), start, dur;
+	__u64 now = bpf_ktime_get_ns();
 	__u32 d;
 
 	if (!fc)
@@ -221,14 +329,7 @@ static __always_inline int on_intr_exit(void)
 	d = fc->depth;
 	if (d == 0 || d >= FX_LEVELS)
 		return 0; /* entered before we attached */
-	start = fc->enter_ts[masked(d, FX_LEVELS - 1)];
-	dur = now > start ? now - start : 0;
-	/* Every shallower level (task context included) loses this time. */
-#pragma unroll
-	for (__u32 k = 0; k < FX_LEVELS - 1; k++) {
-		if (k < d)
-			fc->intr_ns[k] += dur;
-	}
+	close_level(fc, d, now);
 	fc->depth = d - 1;
 	return 0;
 }
@@ -512,7 +613,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(fxb_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_task_switch(prev_state, next->pid);
+	return on_task_switch(prev_state, prev, next->pid);
 }
 
 SEC("tp_btf/softirq_entry")
@@ -533,7 +634,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(fxr_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_task_switch(prev_state, BPF_CORE_READ(next, pid));
+	return on_task_switch(prev_state, prev, BPF_CORE_READ(next, pid));
 }
 
 SEC("raw_tp/softirq_entry")

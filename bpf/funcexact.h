@@ -77,7 +77,8 @@ struct zc_fx_thread {
 };
 
 /* Per CPU: interrupt nesting, interrupt time, and the stacks of traced calls
- * made inside interrupts (softirq work never sleeps or migrates). */
+ * made inside interrupts (softirq work never migrates, and sleeps only on
+ * PREEMPT_RT: zc_fx_suspended). */
 struct zc_fx_cpu {
 	__u64 intr_ns[FX_LEVELS];  /* wall ns spent at nesting levels deeper than each level */
 	__u64 enter_ts[FX_LEVELS]; /* entry time of the interrupt at each level */
@@ -88,6 +89,17 @@ struct zc_fx_cpu {
 	__u8 ctx[FX_LEVELS];       /* enum zc_ctx of each level */
 	__u32 switch_tid;          /* the task that switch brought in */
 	struct zc_fx_stack st[FX_LEVELS]; /* st[0] unused: task context uses the thread's */
+};
+
+/* On PREEMPT_RT a softirq runs in a task that can be switched out inside
+ * it; it resumes on the same CPU. Its open levels leave the CPU with it, by
+ * tid, and come back when it is switched in (levels 1..depth as they were;
+ * level 0 unused). */
+struct zc_fx_suspended {
+	__u64 clk[FX_LEVELS]; /* each level's clock when it was switched out */
+	__u32 depth;
+	__u8 ctx[FX_LEVELS];
+	struct zc_fx_stack st[FX_LEVELS];
 };
 
 #endif

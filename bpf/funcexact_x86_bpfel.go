@@ -105,6 +105,26 @@ type FuncexactZcFxKey struct {
 	Pad  uint8
 }
 
+type FuncexactZcFxSuspended struct {
+	_     structs.HostLayout
+	Clk   [4]uint64
+	Depth uint32
+	Ctx   [4]uint8
+	St    [4]struct {
+		_   structs.HostLayout
+		Top uint32
+		Pad uint32
+		F   [8]struct {
+			_     structs.HostLayout
+			Start uint64
+			Child uint64
+			Arg   uint64
+			Func  uint32
+			Pad   uint32
+		}
+	}
+}
+
 type FuncexactZcFxThread struct {
 	_        structs.HostLayout
 	Acc      uint64
@@ -182,6 +202,8 @@ const (
 	FuncexactMapFxCounters        = "fx_counters"
 	FuncexactMapFxCpus            = "fx_cpus"
 	FuncexactMapFxStats           = "fx_stats"
+	FuncexactMapFxSuspendScratch  = "fx_suspend_scratch"
+	FuncexactMapFxSuspended       = "fx_suspended"
 	FuncexactMapFxThreads         = "fx_threads"
 	FuncexactMapThreads           = "threads"
 	FuncexactProgFeCfi            = "fe_cfi"
@@ -383,12 +405,14 @@ type FuncexactProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FuncexactMapSpecs struct {
-	CpuStates  *ebpf.MapSpec `ebpf:"cpu_states"`
-	FxCounters *ebpf.MapSpec `ebpf:"fx_counters"`
-	FxCpus     *ebpf.MapSpec `ebpf:"fx_cpus"`
-	FxStats    *ebpf.MapSpec `ebpf:"fx_stats"`
-	FxThreads  *ebpf.MapSpec `ebpf:"fx_threads"`
-	Threads    *ebpf.MapSpec `ebpf:"threads"`
+	CpuStates        *ebpf.MapSpec `ebpf:"cpu_states"`
+	FxCounters       *ebpf.MapSpec `ebpf:"fx_counters"`
+	FxCpus           *ebpf.MapSpec `ebpf:"fx_cpus"`
+	FxStats          *ebpf.MapSpec `ebpf:"fx_stats"`
+	FxSuspendScratch *ebpf.MapSpec `ebpf:"fx_suspend_scratch"`
+	FxSuspended      *ebpf.MapSpec `ebpf:"fx_suspended"`
+	FxThreads        *ebpf.MapSpec `ebpf:"fx_threads"`
+	Threads          *ebpf.MapSpec `ebpf:"threads"`
 }
 
 // FuncexactVariableSpecs contains global variables before they are loaded into the kernel.
@@ -418,12 +442,14 @@ func (o *FuncexactObjects) Close() error {
 //
 // It can be passed to LoadFuncexactObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FuncexactMaps struct {
-	CpuStates  *ebpf.Map `ebpf:"cpu_states"`
-	FxCounters *ebpf.Map `ebpf:"fx_counters"`
-	FxCpus     *ebpf.Map `ebpf:"fx_cpus"`
-	FxStats    *ebpf.Map `ebpf:"fx_stats"`
-	FxThreads  *ebpf.Map `ebpf:"fx_threads"`
-	Threads    *ebpf.Map `ebpf:"threads"`
+	CpuStates        *ebpf.Map `ebpf:"cpu_states"`
+	FxCounters       *ebpf.Map `ebpf:"fx_counters"`
+	FxCpus           *ebpf.Map `ebpf:"fx_cpus"`
+	FxStats          *ebpf.Map `ebpf:"fx_stats"`
+	FxSuspendScratch *ebpf.Map `ebpf:"fx_suspend_scratch"`
+	FxSuspended      *ebpf.Map `ebpf:"fx_suspended"`
+	FxThreads        *ebpf.Map `ebpf:"fx_threads"`
+	Threads          *ebpf.Map `ebpf:"threads"`
 }
 
 func (m *FuncexactMaps) Close() error {
@@ -432,6 +458,8 @@ func (m *FuncexactMaps) Close() error {
 		m.FxCounters,
 		m.FxCpus,
 		m.FxStats,
+		m.FxSuspendScratch,
+		m.FxSuspended,
 		m.FxThreads,
 		m.Threads,
 	)

@@ -15,7 +15,6 @@ import (
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/doctor"
-	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/profiler/testenv"
@@ -512,10 +511,12 @@ func TestExactMsgZerocopy(t *testing.T) {
 
 			// Every byte was pinned in the sender's sendmsg...
 			if szis := m.fn(m.snd, FuncSkbZerocopyIterStream, sk.Path, sk.Ctx); szis.Bytes != uint64(cfg.Bytes) {
-				t.Errorf("skb_zerocopy_iter_stream pinned %d bytes, want %d", szis.Bytes, cfg.Bytes)
+				t.Errorf("skb_zerocopy_iter_stream pinned %d bytes, want %d; by key %+v, lost %+v",
+					szis.Bytes, cfg.Bytes, m.keysOf(FuncSkbZerocopyIterStream), m.fx.Lost)
 			}
 			if mzr := m.fn(m.snd, FuncMsgZerocopyRealloc, sk.Path, sk.Ctx); mzr.Bytes != uint64(cfg.Bytes) {
-				t.Errorf("msg_zerocopy_realloc covered %d bytes, want %d", mzr.Bytes, cfg.Bytes)
+				t.Errorf("msg_zerocopy_realloc covered %d bytes, want %d; by key %+v, lost %+v",
+					mzr.Bytes, cfg.Bytes, m.keysOf(FuncMsgZerocopyRealloc), m.fx.Lost)
 			}
 			// ...and copied again on local delivery (skb_copy_ubufs).
 			// Exactly once per byte, unless TCP retransmitted (seen on
@@ -547,16 +548,11 @@ func TestExactMsgZerocopy(t *testing.T) {
 			// of 101 were ksoftirqd's and 16 the receiver's. Wherever
 			// they are, their time fits that key's exact time and is its
 			// copy.deferred.
-			// On PREEMPT_RT a softirq is preemptible, and the backend's
-			// interrupt levels are per CPU, reset at each switch: a call
-			// made after the softirq's task is switched back in counts as
-			// task context (27 of 86 calls once on 6.12-rt).
-			rt := kernel.ReadHost().PreemptRT
+			// On PREEMPT_RT a softirq is preemptible: its levels leave the
+			// CPU with its task and come back with it, so its calls stay
+			// NET_RX (before they did, 27 of 86 calls once counted as task
+			// context on 6.12-rt).
 			for k, s := range m.keysOf(FuncSkbCopyUbufs) {
-				if rt && k.Ctx == taxonomy.CtxTask && (k.Gen == m.snd || k.Gen == m.rcv) {
-					t.Logf("skb_copy_ubufs (%d calls) in %s's %s, task context: after a preempted softirq (PREEMPT_RT)", s.Calls, whose(k.Gen, m.snd, m.rcv), k.Path)
-					continue
-				}
 				if k.Ctx != taxonomy.CtxSoftirqNetRx || (k.Gen != m.snd && k.Gen != m.rcv && k.Gen != 0) {
 					t.Errorf("skb_copy_ubufs under %+v (sender %#x, receiver %#x): %+v, want NET_RX of one of them or of the system", k, m.snd, m.rcv, s)
 					continue

@@ -161,6 +161,15 @@ func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
 	for _, p := range clockPoints {
 		names = append(names, prefix+p.suffix)
 	}
+	// Softirqs switched out inside (PREEMPT_RT only): one a CPU at most.
+	spec.Maps["fx_suspended"].MaxEntries = 1
+	if kernel.ReadHost().PreemptRT {
+		cpus, err := ebpf.PossibleCPU()
+		if err != nil {
+			return err
+		}
+		spec.Maps["fx_suspended"].MaxEntries = uint32(cpus)
+	}
 	coll, err := loadOnly(spec, names, repl)
 	if err != nil {
 		return fmt.Errorf("function-exact clock programs: load: %v", bpf.ShortError(err))
