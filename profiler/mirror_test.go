@@ -12,19 +12,8 @@ import (
 // paths, contexts and probe key are checked in profiler/taxonomy. The
 // generated loaders carry the structs but not these.
 func TestAccountingConstantsMirrored(t *testing.T) {
-	c := testenv.HeaderConstants(bpf.AccountingHeader)
-	want := map[string]int{
+	testenv.CheckMirrored(t, bpf.AccountingHeader, "bpf/accounting.h", map[string]int{
 		"ZC_FILTER_ALL": filterAll, "ZC_FILTER_TGID": filterTgid, "ZC_FILTER_TID": filterTid,
 		"ZC_FILTER_CGROUP": filterCgroup, "ZC_FILTER_COMM": filterComm,
-	}
-	for name, v := range want {
-		got, ok := c[name]
-		if !ok {
-			t.Errorf("%s: not in bpf/accounting.h", name)
-			continue
-		}
-		if got != v {
-			t.Errorf("%s = %d in bpf/accounting.h, %d in Go", name, got, v)
-		}
-	}
+	})
 }

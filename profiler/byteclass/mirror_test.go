@@ -1,6 +1,7 @@
 package byteclass
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zcprof/zcprof/bpf"
@@ -10,7 +11,6 @@ import (
 // TestClassesMirrored: every class BPF counts has the value enum zcb_class
 // gives it in bpf/zcbytes.h, and the Go-only classes come after NR_ZCB.
 func TestClassesMirrored(t *testing.T) {
-	c := testenv.HeaderConstants(bpf.ZcbytesHeader)
 	want := map[string]Class{
 		"ZCB_TX_COPY": ClassTxCopy, "ZCB_TX_COPY_ZC_IGNORED": ClassTxCopyZCIgnored, "ZCB_TX_COPY_NO_SG": ClassTxCopyNoSG,
 		"ZCB_TX_SPLICE": ClassTxSplice, "ZCB_TX_SPLICE_SRC_COPY": ClassTxSpliceSourceCopy, "ZCB_TX_PINNED": ClassTxPinned,
@@ -21,19 +21,14 @@ func TestClassesMirrored(t *testing.T) {
 		"ZCB_RETRANS_ZC": ClassRetransZC, "ZCB_TX_COPY_ULP": ClassTxCopyULP, "ZCB_RX_DISCARD": ClassRxDiscard,
 		"NR_ZCB": ClassTxCopyWrite,
 	}
-	for name, v := range want {
-		got, ok := c[name]
-		if !ok {
-			t.Errorf("%s: not in bpf/zcbytes.h", name)
-			continue
-		}
-		if got != int(v) {
-			t.Errorf("%s = %d in bpf/zcbytes.h, %d in Go", name, got, v)
-		}
+	asInts := map[string]int{}
+	for name, c := range want {
+		asInts[name] = int(c)
 	}
+	testenv.CheckMirrored(t, bpf.ZcbytesHeader, "bpf/zcbytes.h", asInts)
 	n := 0
-	for name := range c {
-		if len(name) > 4 && name[:4] == "ZCB_" && name != "ZCB_NR_DEFERRED" {
+	for name := range testenv.HeaderConstants(bpf.ZcbytesHeader) {
+		if strings.HasPrefix(name, "ZCB_") && name != "ZCB_NR_DEFERRED" {
 			n++
 		}
 	}

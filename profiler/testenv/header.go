@@ -3,7 +3,25 @@ package testenv
 import (
 	"regexp"
 	"strconv"
+	"testing"
 )
+
+// CheckMirrored fails t for each constant of want that the C header
+// (named file, as bpf embeds it) lacks or gives another value.
+func CheckMirrored(t testing.TB, header []byte, file string, want map[string]int) {
+	t.Helper()
+	c := HeaderConstants(header)
+	for name, v := range want {
+		got, ok := c[name]
+		if !ok {
+			t.Errorf("%s: not in %s", name, file)
+			continue
+		}
+		if got != v {
+			t.Errorf("%s = %d in %s, %d in Go", name, got, file, v)
+		}
+	}
+}
 
 // HeaderConstants reads the numeric constants of a C header: enum members
 // written `NAME = 1,` and `#define NAME VALUE` where VALUE is a number or
