@@ -35,10 +35,9 @@ var (
 )
 
 // rxPathBytes are what receive syscalls returned, by path (the
-// accounting's path counters), and the part of rx.read that TCP copied to
-// user memory: the rest of rx.read was discarded (MSG_TRUNC).
+// accounting's path counters).
 type rxPathBytes struct {
-	read, readCopied, splice uint64
+	read, splice uint64
 }
 
 // zerocopy turns byte classes into the report object with a verdict in
@@ -55,7 +54,7 @@ func (t byteTotals) zerocopy(rx rxPathBytes, names report.VerdictNames) *report.
 		RxCopiedBytes:          t.bytes(ClassRxCopy),
 		RxMappedBytes:          t.bytes(ClassRxMapped),
 		RxSplicedBytes:         rx.splice,
-		RxDiscardedBytes:       rx.read - min(rx.read, rx.readCopied),
+		RxDiscardedBytes:       t.bytes(ClassRxDiscard),
 		TxCopiedZCIgnoredBytes: t.bytes(ClassTxCopyZCIgnored),
 		TxCopiedNoSGBytes:      t.bytes(ClassTxCopyNoSG),
 		TxCopiedULPBytes:       t.bytes(ClassTxCopyULP),
