@@ -45,8 +45,8 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 			if err := out.validate(); err != nil {
 				return err
 			}
-			opts.Methods = splitNames(methods)
-			opts.RxMethods = splitNames(rxMethods)
+			opts.Methods = zrun.SplitList(methods)
+			opts.RxMethods = zrun.SplitList(rxMethods)
 			if opts.Sizes, err = zrun.ParseSizes(sizes); err != nil {
 				return fmt.Errorf("--size: %v", err)
 			}
@@ -139,14 +139,4 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (a bar on a terminal, one line per cell otherwise)")
 	registerBackends(f, &opts.Backend, &opts.ByteClasses, &attr)
 	return cmd
-}
-
-func splitNames(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -49,7 +49,7 @@ it on, accepts data only from the client's address, and connects only to it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			f := cmd.Flags()
-			lim.Methods = splitNames(methods)
+			lim.Methods = zrun.SplitList(methods)
 			if lim.MaxBytes, err = zrun.ParseSize(maxBytes); err != nil {
 				return fmt.Errorf("--max-bytes: %v", err)
 			}

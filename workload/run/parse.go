@@ -41,7 +41,7 @@ func ParseSize(s string) (int64, error) {
 // ParseSizes reads a comma-separated list of sizes.
 func ParseSizes(s string) ([]int, error) {
 	var out []int
-	for _, f := range splitList(s) {
+	for _, f := range SplitList(s) {
 		n, err := ParseSize(f)
 		if err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func ParseSizes(s string) ([]int, error) {
 // ParseInts reads a comma-separated list of positive integers (--streams).
 func ParseInts(s string) ([]int, error) {
 	var out []int
-	for _, f := range splitList(s) {
+	for _, f := range SplitList(s) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a number", f)
@@ -125,7 +125,9 @@ func ParseCI(s string) (*CI, error) {
 	return &CI{Level: level / 100, WidthPct: width}, nil
 }
 
-func splitList(s string) []string {
+// SplitList is a comma-separated flag value (--method, --size, ...)
+// as its items, blanks dropped.
+func SplitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
