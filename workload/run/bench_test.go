@@ -237,3 +237,35 @@ func requireBench(b *testing.B) {
 	}
 	b.Skip("BPF benchmarks need root")
 }
+
+// BenchmarkRunDefaultShare is `zcprof run` as a user types it: the
+// default matrix with the CLI's default backends (accounting, byte
+// classes, attribution on auto), and beside it with --backend none, in
+// interleaved rounds. It reports the BPF share each document gives
+// (overhead.share: zcprof's handlers, their dispatch and the sampler's
+// interrupts over the measured threads' CPU), so that the share of the
+// sampler's timer interrupts shows apart from the rest.
+func BenchmarkRunDefaultShare(b *testing.B) {
+	requireBench(b)
+	for range b.N {
+		shares := map[string][]float64{}
+		for i := range cpuRounds {
+			for j, backend := range []string{"auto", "none"} {
+				if i%2 == 1 {
+					backend = []string{"none", "auto"}[j]
+				}
+				o := Defaults()
+				o.Backend, o.ByteClasses = "auto", "auto"
+				o.Attribution = &attrib.Options{Backend: backend}
+				d, err := Run(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				shares[backend] = append(shares[backend], 100*d.Overhead.Share)
+				b.Logf("round %d, --backend %s: BPF share %.2f%% (%s)", i+1, backend, 100*d.Overhead.Share, d.Backends.Attribution)
+			}
+		}
+		b.ReportMetric(median(shares["auto"]), "bpf-share-%")
+		b.ReportMetric(median(shares["none"]), "bpf-share-backend-none-%")
+	}
+}
