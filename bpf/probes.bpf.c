@@ -65,6 +65,15 @@ int BPF_PROG(doctor_tp_any)
 	return 0;
 }
 
+// Retargeted from Go at the classic tracepoints zcprof attaches through
+// tracefs (their ids are read there).
+SEC("tracepoint")
+int doctor_tp_classic(void *ctx)
+{
+	hit(HIT_TP_ANY);
+	return 0;
+}
+
 SEC("raw_tp/sched_switch")
 int doctor_raw_tp(struct bpf_raw_tracepoint_args *ctx)
 {

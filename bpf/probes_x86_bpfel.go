@@ -16,15 +16,16 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	probesMapDoctorHits    = "doctor_hits"
-	probesMapDoctorStacks  = "doctor_stacks"
-	probesProgDoctorFentry = "doctor_fentry"
-	probesProgDoctorKmulti = "doctor_kmulti"
-	probesProgDoctorKprobe = "doctor_kprobe"
-	probesProgDoctorPerf   = "doctor_perf"
-	probesProgDoctorRawTp  = "doctor_raw_tp"
-	probesProgDoctorTpAny  = "doctor_tp_any"
-	probesProgDoctorTpBtf  = "doctor_tp_btf"
+	probesMapDoctorHits       = "doctor_hits"
+	probesMapDoctorStacks     = "doctor_stacks"
+	probesProgDoctorFentry    = "doctor_fentry"
+	probesProgDoctorKmulti    = "doctor_kmulti"
+	probesProgDoctorKprobe    = "doctor_kprobe"
+	probesProgDoctorPerf      = "doctor_perf"
+	probesProgDoctorRawTp     = "doctor_raw_tp"
+	probesProgDoctorTpAny     = "doctor_tp_any"
+	probesProgDoctorTpBtf     = "doctor_tp_btf"
+	probesProgDoctorTpClassic = "doctor_tp_classic"
 )
 
 // loadProbes returns the embedded CollectionSpec for probes.
@@ -69,13 +70,14 @@ type probesSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type probesProgramSpecs struct {
-	DoctorFentry *ebpf.ProgramSpec `ebpf:"doctor_fentry"`
-	DoctorKmulti *ebpf.ProgramSpec `ebpf:"doctor_kmulti"`
-	DoctorKprobe *ebpf.ProgramSpec `ebpf:"doctor_kprobe"`
-	DoctorPerf   *ebpf.ProgramSpec `ebpf:"doctor_perf"`
-	DoctorRawTp  *ebpf.ProgramSpec `ebpf:"doctor_raw_tp"`
-	DoctorTpAny  *ebpf.ProgramSpec `ebpf:"doctor_tp_any"`
-	DoctorTpBtf  *ebpf.ProgramSpec `ebpf:"doctor_tp_btf"`
+	DoctorFentry    *ebpf.ProgramSpec `ebpf:"doctor_fentry"`
+	DoctorKmulti    *ebpf.ProgramSpec `ebpf:"doctor_kmulti"`
+	DoctorKprobe    *ebpf.ProgramSpec `ebpf:"doctor_kprobe"`
+	DoctorPerf      *ebpf.ProgramSpec `ebpf:"doctor_perf"`
+	DoctorRawTp     *ebpf.ProgramSpec `ebpf:"doctor_raw_tp"`
+	DoctorTpAny     *ebpf.ProgramSpec `ebpf:"doctor_tp_any"`
+	DoctorTpBtf     *ebpf.ProgramSpec `ebpf:"doctor_tp_btf"`
+	DoctorTpClassic *ebpf.ProgramSpec `ebpf:"doctor_tp_classic"`
 }
 
 // probesMapSpecs contains maps before they are loaded into the kernel.
@@ -133,13 +135,14 @@ type probesVariables struct {
 //
 // It can be passed to loadProbesObjects or ebpf.CollectionSpec.LoadAndAssign.
 type probesPrograms struct {
-	DoctorFentry *ebpf.Program `ebpf:"doctor_fentry"`
-	DoctorKmulti *ebpf.Program `ebpf:"doctor_kmulti"`
-	DoctorKprobe *ebpf.Program `ebpf:"doctor_kprobe"`
-	DoctorPerf   *ebpf.Program `ebpf:"doctor_perf"`
-	DoctorRawTp  *ebpf.Program `ebpf:"doctor_raw_tp"`
-	DoctorTpAny  *ebpf.Program `ebpf:"doctor_tp_any"`
-	DoctorTpBtf  *ebpf.Program `ebpf:"doctor_tp_btf"`
+	DoctorFentry    *ebpf.Program `ebpf:"doctor_fentry"`
+	DoctorKmulti    *ebpf.Program `ebpf:"doctor_kmulti"`
+	DoctorKprobe    *ebpf.Program `ebpf:"doctor_kprobe"`
+	DoctorPerf      *ebpf.Program `ebpf:"doctor_perf"`
+	DoctorRawTp     *ebpf.Program `ebpf:"doctor_raw_tp"`
+	DoctorTpAny     *ebpf.Program `ebpf:"doctor_tp_any"`
+	DoctorTpBtf     *ebpf.Program `ebpf:"doctor_tp_btf"`
+	DoctorTpClassic *ebpf.Program `ebpf:"doctor_tp_classic"`
 }
 
 func (p *probesPrograms) Close() error {
@@ -151,6 +154,7 @@ func (p *probesPrograms) Close() error {
 		p.DoctorRawTp,
 		p.DoctorTpAny,
 		p.DoctorTpBtf,
+		p.DoctorTpClassic,
 	)
 }
 

@@ -17,8 +17,11 @@ const (
 	Kprobe      = "kprobe"
 	KprobeMulti = "kprobe-multi"
 	PerfEvent   = "perf_event"
-	Sampling    = "sampling" // the attribution backend built on perf_event
-	None        = "none"
+	// Tracepoint is a classic tracepoint, attached by its tracefs id
+	// (doctor's check of the ones zcprof attaches so).
+	Tracepoint = "tracepoint"
+	Sampling   = "sampling" // the attribution backend built on perf_event
+	None       = "none"
 )
 
 // The capability ladder, each layer in `auto`'s order of preference

@@ -11,15 +11,17 @@ import (
 
 // Program names in bpf/probes.bpf.c.
 const (
-	progTpBTF  = "doctor_tp_btf"
-	progTpAny  = "doctor_tp_any"
-	progRawTp  = "doctor_raw_tp"
-	progFentry = "doctor_fentry"
-	progKprobe = "doctor_kprobe"
-	progKmulti = "doctor_kmulti"
-	progPerf   = "doctor_perf"
-	mapHits    = "doctor_hits"
-	mapStacks  = "doctor_stacks"
+	progTpBTF = "doctor_tp_btf"
+	progTpAny = "doctor_tp_any"
+	progRawTp = "doctor_raw_tp"
+	// progTpClassic is retargeted by link.Tracepoint at attach.
+	progTpClassic = "doctor_tp_classic"
+	progFentry    = "doctor_fentry"
+	progKprobe    = "doctor_kprobe"
+	progKmulti    = "doctor_kmulti"
+	progPerf      = "doctor_perf"
+	mapHits       = "doctor_hits"
+	mapStacks     = "doctor_stacks"
 	// ProbePrefix starts every probe program's name (a test looks for
 	// leftovers by it).
 	ProbePrefix = "doctor_"

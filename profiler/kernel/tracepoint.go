@@ -17,3 +17,13 @@ func (p *Probes) AttachTracepoint(e Env, kind, name string) string {
 		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: prog})
 	})
 }
+
+// AttachClassicTracepoint attaches and detaches a probe on the classic
+// tracepoint group/name, whose id is read from tracefs (as the byte
+// classes attach io_uring_complete). It returns "" on success, else the
+// reason (tracefs unmounted among them).
+func (p *Probes) AttachClassicTracepoint(e Env, group, name string) string {
+	return p.attachOne(e, Tracepoint, progTpClassic, "", func(prog *ebpf.Program) (link.Link, error) {
+		return link.Tracepoint(group, name, prog, nil)
+	})
+}
