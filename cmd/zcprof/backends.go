@@ -16,7 +16,7 @@ import (
 func registerBackends(f *pflag.FlagSet, accounting, byteClasses *string, attr *attrib.Options) {
 	f.StringVar(accounting, "accounting", kernel.Auto, "accounting backend: "+kernel.OrList(kernel.AccountingChoices()))
 	f.StringVar(&attr.Backend, "backend", kernel.Auto, "attribution backend (categories inside each path): "+kernel.OrList(kernel.AttributionChoices()))
-	f.Var(sampleHz{&attr.SampleHz}, "sample-hz", fmt.Sprintf("samples per second per CPU of the sampling backend; auto: %d, lower where a sample's timer interrupt is dear (within %.0f%% of a busy CPU) (the copy-share sampler beside fentry or kprobe unwinds every sample: at most %d)", attrib.DefaultHz, 100*attrib.SampleBudget, attrib.FullStackHz))
+	f.Var(sampleHz{&attr.SampleHz}, "sample-hz", fmt.Sprintf("samples per second per CPU of the sampling backend; auto: %d, lower where a sample's timer interrupt is dear (within %g%% of a busy CPU) (the copy-share sampler beside fentry or kprobe unwinds every sample: at most %d)", attrib.DefaultHz, 100*attrib.SampleBudget, attrib.FullStackHz))
 	f.StringVar(byteClasses, "byte-classes", kernel.Auto, "how send decisions (copy, splice, zero-copy) are traced: "+kernel.OrList(byteclass.Choices())+" (tcp_sendmsg_locked needs 6.16+, syscall 6.3+)")
 }
 

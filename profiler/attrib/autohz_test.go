@@ -12,17 +12,18 @@ func TestAutoHzKeepsTheBudget(t *testing.T) {
 	}{
 		{0, DefaultHz},     // not measured
 		{2_000, DefaultHz}, // 2999 × 2 µs = 0.6%
-		{6_668, DefaultHz}, // 2999 × 6.668 µs = 1.9997%
-		{6_669, 1999},      // 2.0001% at 2999
-		{25_000, 499},      // our PVM guests: 999 × 25 µs = 2.5%
-		{40_000, 499},      // 499 × 40 µs = 2.0%
+		{5_001, DefaultHz}, // 2999 × 5.001 µs = 1.4998%
+		{5_002, 1999},      // 1.5001% at 2999
+		{15_015, 999},      // 999 × 15.015 µs = 1.49999%
+		{20_000, 499},      // our PVM guests: 999 × 20 µs = 2.0%
+		{30_000, 499},      // 499 × 30 µs = 1.497%
 		{1_000_000, 199},   // the lowest, whatever it costs
 	} {
 		if got := AutoHz(c.sampleNS); got != c.want {
 			t.Errorf("AutoHz(%d ns) = %d, want %d", c.sampleNS, got, c.want)
 		}
 		if got := AutoHz(c.sampleNS); got != autoRates[len(autoRates)-1] && float64(got)*float64(c.sampleNS) > SampleBudget*1e9 {
-			t.Errorf("AutoHz(%d ns) = %d spends more than %.0f%%", c.sampleNS, got, 100*SampleBudget)
+			t.Errorf("AutoHz(%d ns) = %d spends more than %g%%", c.sampleNS, got, 100*SampleBudget)
 		}
 	}
 }

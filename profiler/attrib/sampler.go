@@ -39,8 +39,12 @@ const DefaultHz = 2999
 // SampleBudget is the share of a busy CPU the default rate's timer
 // interrupts may cost (what a sample costs beyond its program,
 // profiler.SampleDispatchNS): where a sample is dear, as on our PVM
-// guests (22-28 µs), the default rate is lower than DefaultHz.
-const SampleBudget = 0.02
+// guests (20-29 µs), the default rate is lower than DefaultHz. It was 2%,
+// which put those guests' 999 Hz at 999 × 20 µs, inside the estimate's
+// spread between runs: the default rate flipped between 999 and 499 Hz
+// from one run to the next (4 runs: 499, 999, 499, 499), and two runs of
+// one kernel were sampled differently.
+const SampleBudget = 0.015
 
 // autoRates are the default rates, highest first: none divides the 250 or
 // 1000 Hz tick.
