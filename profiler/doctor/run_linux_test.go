@@ -11,6 +11,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/ksym"
+	"github.com/zcprof/zcprof/profiler/pseudofs"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
@@ -105,6 +106,36 @@ func TestRunOnThisKernel(t *testing.T) {
 	Run(Options{Busy: 20 * time.Millisecond})
 	if after := testenv.OpenFDs(t); after != before {
 		t.Errorf("open fds: %d before a Run, %d after", before, after)
+	}
+}
+
+// TestRunOnAFreshMachine: with neither tracefs nor securityfs mounted (a
+// private mount namespace that looks like a fresh machine's), doctor
+// mounts both while it runs and says so in their rows, reads the lockdown
+// mode, attaches the classic tracepoint by its tracefs id, and leaves
+// neither mounted.
+func TestRunOnAFreshMachine(t *testing.T) {
+	if !testenv.InFreshMounts(t) {
+		return
+	}
+	r := Run(Options{Busy: 20 * time.Millisecond})
+	for _, fs := range []pseudofs.FS{pseudofs.Tracefs, pseudofs.Securityfs} {
+		c, ok := r.Check(KindPseudoFS, fs.Type)
+		if !ok {
+			t.Fatalf("no %s row", fs.Type)
+		}
+		if c.Status != StatusOK || !strings.Contains(c.Detail, "not mounted by the machine: zcprof mounts it") || !strings.Contains(c.Detail, fs.Needed) {
+			t.Errorf("%s: %s (%s), want ok, mounted by zcprof, naming what needs it (%s)", fs.Type, c.Status, c.Detail, fs.Needed)
+		}
+		if fs.Available() {
+			t.Errorf("%s left mounted after doctor", fs.Type)
+		}
+	}
+	if strings.HasPrefix(r.Settings.Lockdown, "unknown") {
+		t.Errorf("lockdown %q with securityfs unmounted by the machine", r.Settings.Lockdown)
+	}
+	if c, ok := r.Check(KindTracepoint, "io_uring_complete"); !ok || c.Status != StatusOK || !strings.Contains(c.Detail, "tracefs id") {
+		t.Errorf("io_uring_complete: %s (%s), want attached by its tracefs id", c.Status, c.Detail)
 	}
 }
 
