@@ -43,7 +43,7 @@ func Run(opts Options) Report {
 		opts.SampleHz = 999
 	}
 	if opts.Functions == nil {
-		opts.Functions = KeyFunctions
+		opts.Functions = KeyFunctions()
 	}
 
 	// First: the lockdown mode is read through securityfs, and cilium/ebpf

@@ -96,7 +96,7 @@ func assertExpected(t *testing.T, r Report) {
 			t.Logf("%s refused: %s", fn, c.Detail)
 		}
 	}
-	for _, fn := range KeyFunctions {
+	for _, fn := range KeyFunctions() {
 		if !testenv.Expected("FUNCTIONS_OK", fn) && !testenv.Expected("FUNCTIONS_MISSING", fn) && !testenv.Expected("FUNCTIONS_REFUSED", fn) {
 			c, _ := r.Check(KindFunction, fn)
 			t.Logf("function %s has no expectation for %s (.ci/vmtest): %s (%s)", fn, series, c.Status, c.Detail)

@@ -1,31 +1,21 @@
 package doctor
 
 import (
+	"github.com/zcprof/zcprof/profiler/exact"
 	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
-// KeyFunctions are the fentry/kprobe targets: the callers
-// that give exact time, and the copy routines that on distro kernels only
-// show up in sampled stacks (fentry EBUSY, kprobe not found). The same set
-// as the function-exact backend's table (profiler/exact checks it).
-var KeyFunctions = []string{
-	"tcp_sendmsg_locked",
-	"tcp_recvmsg_locked",
-	"skb_copy_datagram_iter",
-	"simple_copy_to_iter",
-	"splice_to_socket",
-	"filemap_splice_read",
-	"skb_splice_from_iter",
-	"do_splice_direct",
-	"skb_zerocopy_iter_stream",
-	"skb_copy_ubufs",
-	"tcp_zerocopy_receive",
-	"msg_zerocopy_realloc",
-	"io_send_zc",
-	"io_sendmsg_zc",
-	"_copy_from_iter",
-	"_copy_to_iter",
+// KeyFunctions are the fentry/kprobe targets: the callers that give exact
+// time, and the copy routines that on distro kernels only show up in
+// sampled stacks (fentry EBUSY, kprobe not found). They are the
+// function-exact backend's table, exact.Functions.
+func KeyFunctions() []string {
+	names := make([]string, 0, len(exact.Functions))
+	for _, f := range exact.Functions {
+		names = append(names, f.Name)
+	}
+	return names
 }
 
 const insteadSampled = "its share comes from perf_event sampling of kernel stacks"

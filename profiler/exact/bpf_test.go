@@ -14,7 +14,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
-	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 	"github.com/zcprof/zcprof/profiler/testenv"
@@ -120,11 +120,20 @@ func tryMode(t *testing.T, sess *profiler.Session, mode string) *Tracer {
 }
 
 // On a kernel that refuses a mode (the 6.18 development machines refuse
-// both), Attach fails with doctor's one-line reason and leaves nothing
-// loaded; the session keeps working.
+// both), Attach fails with the one-line reason of the attach probe doctor
+// and auto share (kernel.SelectAttribution) and leaves nothing loaded; the
+// session keeps working.
 func TestRefusedCleanly(t *testing.T) {
 	requireBPF(t)
-	r := doctor.Run(doctor.Options{Functions: []string{}})
+	// After a session, as auto asks it: the session makes tracefs
+	// available, and cilium/ebpf keeps its first look at tracefs.
+	openSession(t)
+	r, err := kernel.SelectAttribution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, cfgErr := kernel.ReadConfig(kernel.Release())
+	noKprobes := cfgErr == nil && !kernel.ConfigEnabled(cfg, "CONFIG_KPROBES")
 	modes, _ := expectedModes()
 	refused := 0
 	for _, mode := range []string{ModeFentry, ModeKprobe} {
@@ -151,14 +160,14 @@ func TestRefusedCleanly(t *testing.T) {
 			if len(e.Functions) != len(Functions) {
 				t.Errorf("%d per-function reasons, want %d: %v", len(e.Functions), len(Functions), e.Functions)
 			}
-			// The reason is the kernel's, in doctor's words.
+			// The reason is the kernel's, in the probe's words.
 			if why := r.Unavailable[mode]; why != "" {
-				if kernel := strings.TrimPrefix(why, mode+": "); !strings.Contains(e.Reason, kernel) {
-					t.Errorf("reason %q does not carry doctor's %q", e.Reason, kernel)
+				if reason := strings.TrimPrefix(why, mode+": "); !strings.Contains(e.Reason, reason) {
+					t.Errorf("reason %q does not carry the probe's %q", e.Reason, reason)
 				}
 			}
 			switch {
-			case mode == ModeKprobe && r.Settings.Config["CONFIG_KPROBES"] == "n":
+			case mode == ModeKprobe && noKprobes:
 				if !strings.Contains(e.Reason, "kernel built without CONFIG_KPROBES") {
 					t.Errorf("kprobe reason %q does not say kprobes are not built", e.Reason)
 				}
@@ -180,8 +189,8 @@ func TestRefusedCleanly(t *testing.T) {
 			}
 		})
 	}
-	if len(modes) == 0 && r.Attribution == attrib.NameSampling && refused != 2 {
-		t.Errorf("doctor picked sampling, but only %d of fentry/kprobe were refused", refused)
+	if len(modes) == 0 && r.Backend == attrib.NameSampling && refused != 2 {
+		t.Errorf("the probe picked sampling, but only %d of fentry/kprobe were refused", refused)
 	}
 }
 

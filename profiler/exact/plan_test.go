@@ -1,11 +1,9 @@
 package exact
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/zcprof/zcprof/profiler/doctor"
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
@@ -128,16 +126,5 @@ func TestFunctionTable(t *testing.T) {
 		if f, _ := ByName(n); !f.Copy {
 			t.Errorf("%s not flagged as a copy routine", n)
 		}
-	}
-}
-
-// doctor probes the functions this backend traces, no more, no less.
-func TestDoctorProbesTheseFunctions(t *testing.T) {
-	want := names(Functions)
-	got := slices.Clone(doctor.KeyFunctions)
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("doctor.KeyFunctions %v\nexact.Functions      %v", got, want)
 	}
 }
