@@ -144,20 +144,6 @@ func devMachine(cfg map[string]string) bool {
 	return strings.HasPrefix(kernel.Release(), "6.18") && !kernel.ConfigEnabled(cfg, "CONFIG_KPROBES")
 }
 
-func TestSelectAccounting(t *testing.T) {
-	requireBPF(t)
-	s, err := kernel.SelectAccounting()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Backend != kernel.TpBTF || len(s.Unavailable) != 0 {
-		t.Errorf("SelectAccounting = %+v, want tp_btf with nothing skipped", s)
-	}
-	if left := leftoverPrograms(t); len(left) > 0 {
-		t.Errorf("programs still loaded: %v", left)
-	}
-}
-
 // leftoverPrograms lists loaded programs named like the doctor's probes.
 // Freeing a program after its last fd closes can be deferred to a kernel
 // worker, so give it a moment.

@@ -26,7 +26,6 @@
 //   - explain.go: a refusal in one line with its cause (Env.Describe),
 //     e.g. fentry's EPERM explained as the locked function tracer.
 //   - select.go: the cheap check `auto` asks before attaching an
-//     attribution backend for real (SelectAttribution); SelectAccounting,
-//     the same for the accounting, which the session itself simply tries
-//     (tests compare the two); and Describe with this host's Env.
+//     attribution backend for real (SelectAttribution; the accounting's
+//     session simply tries its ladder), and Describe with this host's Env.
 package kernel

@@ -1,10 +1,8 @@
 package kernel
 
 import (
-	"errors"
 	"sync"
 
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/rlimit"
 )
 
@@ -45,42 +43,6 @@ func SelectAttribution() (Selection, error) {
 		}
 		s.Unavailable[a.Kind] = why
 	}
-	return s, nil
-}
-
-// SelectAccounting is a cheap check of the exact-accounting backend `auto`
-// would take (the session itself tries tp_btf, then raw_tp, for real):
-// "tp_btf" when the kernel's BTF has btf_trace_sched_switch and a tp_btf
-// program loads and attaches to it, else "raw_tp" when a raw_tp program
-// attaches. Both probes are detached and closed before it returns. The
-// error is non-nil only when neither works (then Unavailable says why for
-// both).
-func SelectAccounting() (Selection, error) {
-	s := Selection{Backend: None, Unavailable: map[string]string{}}
-	_ = rlimit.RemoveMemlock()
-	e := Env{Privileged: Privileged() == nil}
-	p, err := NewProbes()
-	if err != nil {
-		return s, err
-	}
-	defer p.Close()
-
-	var tp string
-	if spec, err := btf.LoadKernelSpec(); err != nil {
-		tp = "tp_btf: kernel BTF: " + err.Error()
-	} else if _, err := spec.AnyTypeByName("btf_trace_sched_switch"); err != nil {
-		tp = "tp_btf: no btf_trace_sched_switch in kernel BTF"
-	} else if tp = p.AttachTracepoint(e, TpBTF, "sched_switch"); tp == "" {
-		s.Backend = TpBTF
-		return s, nil
-	}
-	s.Unavailable[TpBTF] = tp
-
-	if why := p.AttachTracepoint(e, RawTp, "sched_switch"); why != "" {
-		s.Unavailable[RawTp] = why
-		return s, errors.New("no exact-accounting backend: " + tp + "; " + why)
-	}
-	s.Backend = RawTp
 	return s, nil
 }
 
