@@ -43,10 +43,10 @@ func EarlyWarning(prev, cur Reading) string {
 	if all == 0 || float64(early) < earlyWarnAbove*float64(all) {
 		return ""
 	}
-	return fmt.Sprintf("sampling: %.0f%% of the targets' samples came early, delivered less than half the usual %.0f µs after their timer fell due "+
+	return fmt.Sprintf("sampling: %s of the targets' samples came early, delivered less than half the usual %.0f µs after their timer fell due "+
 		"(a hypervisor that delivers a due guest timer at the guest's next exit to it): they are left out of the category shares, "+
 		"which would otherwise bill the work that ran when the timer fell due to the code that exited",
-		100*float64(early)/float64(all), float64(s.UsualLatenessNS)/1e3)
+		report.WholePercent(early, all), float64(s.UsualLatenessNS)/1e3)
 }
 
 // warnEarly adds EarlyWarning to d.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -54,9 +53,7 @@ func side(s Summary, unit string) string {
 		return "—"
 	}
 	out := Value(s.Mean, unit)
-	if s.CI > 0 && s.Mean != 0 {
-		out += fmt.Sprintf(" ±%.0f%%", 100*s.CI/math.Abs(s.Mean))
-	}
+	out += report.PlusMinus(s.CI, s.Mean, 0)
 	if s.N > 1 {
 		out += fmt.Sprintf(" (n=%d)", s.N)
 	}
@@ -83,7 +80,7 @@ func Value(v float64, unit string) string {
 	case "bps":
 		return report.Throughput(v)
 	case "ns/MiB":
-		return fmt.Sprintf("%.1f µs/MiB", v/1e3)
+		return report.MicrosPerMiB(v)
 	case "ns":
 		return report.Time(v)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -75,6 +76,13 @@ func signedPercent(measured, ref uint64) string {
 	return fmt.Sprintf("%+.2f%%", 100*(float64(measured)-float64(ref))/float64(ref))
 }
 
+// Share formats a fraction (0.0123) as a percentage with two decimals
+// (1.23%): zcprof's own share of the CPU it measures.
+func Share(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
+
+// signedMillis is a signed difference in ms with µs resolution.
+func signedMillis(ns int64) string { return fmt.Sprintf("%+.3f ms", float64(ns)/1e6) }
+
 // Size formats a byte count in binary units: 512 B, 1.5 KiB, 3.2 MiB,
 // 1.25 GiB.
 func Size(n uint64) string {
@@ -117,6 +125,27 @@ func PerMiB(ns, bytes uint64) float64 {
 	}
 	return float64(ns) / (float64(bytes) / (1 << 20))
 }
+
+// RelativeHalfWidth is an interval's half-width as a percentage of the
+// mean's magnitude (0 when the mean is 0).
+func RelativeHalfWidth(ci, mean float64) float64 {
+	if mean == 0 {
+		return 0
+	}
+	return 100 * ci / math.Abs(mean)
+}
+
+// PlusMinus is " ±x.x%" (decimals after the point), an interval's
+// half-width relative to the mean, or "" without an interval.
+func PlusMinus(ci, mean float64, decimals int) string {
+	if ci <= 0 || mean == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ±%.*f%%", decimals, RelativeHalfWidth(ci, mean))
+}
+
+// MicrosPerMiB is a service demand given in ns per MiB, in µs per MiB.
+func MicrosPerMiB(ns float64) string { return fmt.Sprintf("%.1f µs/MiB", ns/1e3) }
 
 // Seconds formats nanoseconds as seconds with millisecond resolution.
 func Seconds(ns uint64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }

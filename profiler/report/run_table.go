@@ -136,10 +136,10 @@ func writeRunInside(bw *errWriter, cells []Cell) {
 // when the figure has repeats.
 func plusMinus(stats map[string]Stat, key string) string {
 	s, ok := stats[key]
-	if !ok || s.N < 2 || s.Mean == 0 {
+	if !ok || s.N < 2 {
 		return ""
 	}
-	return fmt.Sprintf(" ±%.1f%%", 100*s.CI/s.Mean)
+	return PlusMinus(s.CI, s.Mean, 1)
 }
 
 func softirqSplit(p Process) string {
@@ -178,8 +178,8 @@ func SideHosts(d *Document) []string {
 		if h == nil {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s on %s: kernel %s, %d CPUs; accounting: %s (exact)  attribution: %s; zcprof's handlers %.2f%% of its CPU there",
-			s.Name, orNone(h.Hostname), h.Kernel, h.CPUs, h.Backends.Accounting, attributionName(h.Backends), 100*h.Overhead.Share))
+		out = append(out, fmt.Sprintf("%s on %s: kernel %s, %d CPUs; accounting: %s (exact)  attribution: %s; zcprof's handlers %s of its CPU there",
+			s.Name, orNone(h.Hostname), h.Kernel, h.CPUs, h.Backends.Accounting, attributionName(h.Backends), Share(h.Overhead.Share)))
 	}
 	return out
 }

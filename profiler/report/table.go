@@ -9,8 +9,8 @@ import (
 
 // OverheadLine is the overhead figures on one line.
 func OverheadLine(o Overhead) string {
-	return fmt.Sprintf("overhead: zcprof's handlers %s over %s runs in the measured threads (%.0f ns/run, %.2f%% of their CPU; of each run, %d ns is its dispatch: a handler cannot time it, measured at start)",
-		Seconds(o.BPFNS), Digits(o.Events), o.NSPerEvent, 100*o.Share, o.DispatchNS)
+	return fmt.Sprintf("overhead: zcprof's handlers %s over %s runs in the measured threads (%.0f ns/run, %s of their CPU; of each run, %d ns is its dispatch: a handler cannot time it, measured at start)",
+		Seconds(o.BPFNS), Digits(o.Events), o.NSPerEvent, Share(o.Share), o.DispatchNS)
 }
 
 // WriteTable renders a profile document for a terminal.
@@ -215,9 +215,7 @@ func writePrecision(bw *errWriter, p *Precision) {
 		return
 	}
 	bw.printf("\nself-check: %d thread(s), measured %s vs schedstat %s: %s = boundary %s + interrupts %s + residual %s (%d runs, %d clamped)\n",
-		p.Checked, Seconds(p.MeasuredNS), Seconds(p.SchedstatNS), signedMS(p.DiffNS), signedMS(p.Terms.BoundaryNS),
-		signedMS(p.Terms.IRQTimeNS), signedMS(p.ResidualNS), p.Terms.Runs, p.ClampedRuns)
+		p.Checked, Seconds(p.MeasuredNS), Seconds(p.SchedstatNS), signedMillis(p.DiffNS), signedMillis(p.Terms.BoundaryNS),
+		signedMillis(p.Terms.IRQTimeNS), signedMillis(p.ResidualNS), p.Terms.Runs, p.ClampedRuns)
 	bw.printf("  bounds: %s: %d failed, largest residual %.2f%%\n", p.Bound, p.Failed, p.MaxErrPct)
 }
-
-func signedMS(ns int64) string { return fmt.Sprintf("%+.3f ms", float64(ns)/1e6) }

@@ -110,17 +110,10 @@ func ciWarning(c report.Cell, ci *CI) string {
 	var parts []string
 	for _, k := range stopFigures {
 		s := c.Stats[k]
-		parts = append(parts, fmt.Sprintf("%s ±%.1f%%", k, relHalf(s)))
+		parts = append(parts, k+report.PlusMinus(s.CI, s.Mean, 1))
 	}
 	return fmt.Sprintf("%s: the %.0f%% confidence interval is not within ±%.1f%% of the mean after %d runs (%s): the machine is too noisy for this target",
 		cellName(c), 100*ci.Level, ci.WidthPct/2, c.Repeats, strings.Join(parts, ", "))
-}
-
-func relHalf(s report.Stat) float64 {
-	if s.Mean == 0 {
-		return 0
-	}
-	return 100 * s.CI / s.Mean
 }
 
 // docAcc merges the per-run documents: host and backends from the first,
