@@ -107,10 +107,7 @@ func loadGroup(spec *ebpf.CollectionSpec, names []string, shared map[string]*ebp
 }
 
 func attach(backend, tracepoint string, prog *ebpf.Program) (link.Link, error) {
-	if backend == BackendRawTP {
-		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: tracepoint, Program: prog})
-	}
-	return link.AttachTracing(link.TracingOptions{Program: prog})
+	return kernel.AttachProgram(backend, tracepoint, prog)
 }
 
 // loadBackend loads and attaches the core programs of one backend; all or

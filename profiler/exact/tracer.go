@@ -177,12 +177,7 @@ func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
 	t.clock = coll
 	for _, p := range clockPoints {
 		prog := coll.Programs[prefix+p.suffix]
-		var l link.Link
-		if rawTP {
-			l, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.tracepoint, Program: prog})
-		} else {
-			l, err = link.AttachTracing(link.TracingOptions{Program: prog})
-		}
+		l, err := kernel.AttachProgram(h.Backend(), p.tracepoint, prog)
 		if err != nil {
 			return fmt.Errorf("function-exact clock programs: attach %s: %v", p.tracepoint, bpf.ShortError(err))
 		}

@@ -5,6 +5,17 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
+// AttachProgram attaches a tracepoint program of an accounting backend:
+// a raw_tp program by the tracepoint's name, a tp_btf one where its
+// section said (the loaders' programs come in both kinds, one per
+// backend).
+func AttachProgram(backend, tracepoint string, prog *ebpf.Program) (link.Link, error) {
+	if backend == RawTp {
+		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: tracepoint, Program: prog})
+	}
+	return link.AttachTracing(link.TracingOptions{Program: prog})
+}
+
 // AttachTracepoint attaches and detaches a probe on tracepoint name with
 // kind TpBTF or RawTp. It returns "" on success, else the reason.
 func (p *Probes) AttachTracepoint(e Env, kind, name string) string {

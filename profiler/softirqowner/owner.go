@@ -13,6 +13,7 @@ import (
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 // Owner tags (mirror enum zc_owner_tag in bpf/softirq_owner.h).
@@ -119,12 +120,7 @@ func Attach(sess *profiler.Session) (*Tracker, error) {
 	var progs []*ebpf.Program
 	for _, p := range points {
 		prog := coll.Programs[prefix+p.prog]
-		var lk link.Link
-		if prefix == "raw_" {
-			lk, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.tracepoint, Program: prog})
-		} else {
-			lk, err = link.AttachTracing(link.TracingOptions{Program: prog})
-		}
+		lk, err := kernel.AttachProgram(sess.Backend(), p.tracepoint, prog)
 		if err != nil {
 			t.Close()
 			return nil, fmt.Errorf("softirq owner: attach %s: %w", p.tracepoint, err)
