@@ -27,3 +27,19 @@ func TestAutoHzKeepsTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// At most UnwindHz unwinds a second at any rate, every sample at or below
+// it.
+func TestUnwindEveryKeepsTheBound(t *testing.T) {
+	for _, c := range []struct{ hz, want int }{
+		{199, 1}, {333, 1}, {334, 2}, {499, 2}, {999, 3}, {1999, 7}, {2999, 10},
+	} {
+		got := UnwindEvery(c.hz)
+		if got != c.want {
+			t.Errorf("UnwindEvery(%d) = %d, want %d", c.hz, got, c.want)
+		}
+		if float64(c.hz)/float64(got) > UnwindHz {
+			t.Errorf("UnwindEvery(%d) = %d unwinds %.0f a second, more than %d", c.hz, got, float64(c.hz)/float64(got), UnwindHz)
+		}
+	}
+}
