@@ -2,13 +2,13 @@ package doctor
 
 import (
 	"os"
-	"unsafe"
 
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/zcprof/zcprof/profiler/caps"
 	"github.com/zcprof/zcprof/profiler/kernel"
+	"github.com/zcprof/zcprof/workload/iouring"
 )
 
 func checkPrivileges() Check {
@@ -39,31 +39,15 @@ func checkBTF() (Check, *btf.Spec) {
 	return c, spec
 }
 
-// ioUringParamsSize is sizeof(struct io_uring_params): 10 u32 fields and
-// the two 40-byte ring offset structs.
-const ioUringParamsSize = 120
-
-// checkIOUring makes a real io_uring_setup(1) call: io_uring_disabled
-// alone does not tell (seccomp, gVisor, kernels without CONFIG_IO_URING).
+// checkIOUring asks what `run` asks before an io_uring cell
+// (iouring.Available: a real io_uring_setup(1), as io_uring_disabled alone
+// does not tell under seccomp, gVisor or without CONFIG_IO_URING).
 func checkIOUring(disabled string) Check {
-	c := Check{Name: "io_uring", Kind: KindFeature, Status: StatusOK}
-	var params [ioUringParamsSize]byte
-	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
-	if errno != 0 {
-		c.Status = StatusUnavailable
-		c.Detail = "io_uring_setup(1): " + errno.Error()
-		switch {
-		case errno == unix.ENOSYS:
-			c.Detail += " (kernel built without CONFIG_IO_URING, or blocked by seccomp)"
-		case disabled == "2":
-			c.Detail += " (kernel.io_uring_disabled=2)"
-		case disabled == "1":
-			c.Detail += " (kernel.io_uring_disabled=1: only members of kernel.io_uring_group)"
-		}
+	c := Check{Name: "io_uring", Kind: KindFeature, Status: StatusOK,
+		Detail: "io_uring_setup(1) works; kernel.io_uring_disabled=" + disabled}
+	if err := iouring.Available(); err != nil {
+		c.Status, c.Detail = StatusUnavailable, err.Error()
 		c.Instead = "tx.io_uring transfers (SEND_ZC) cannot be run or seen"
-		return c
 	}
-	unix.Close(int(fd))
-	c.Detail = "io_uring_setup(1) works; kernel.io_uring_disabled=" + disabled
 	return c
 }

@@ -18,8 +18,9 @@ const DisabledSysctl = "/proc/sys/kernel/io_uring_disabled"
 // io_uring_disabled=1 still allows privileged users and kernels without
 // CONFIG_IO_URING have no sysctl at all (io_uring_setup gives ENOSYS).
 func Available() error {
+	disabled := ""
 	if b, err := os.ReadFile(DisabledSysctl); err == nil {
-		if v := strings.TrimSpace(string(b)); v == "2" {
+		if disabled = strings.TrimSpace(string(b)); disabled == "2" {
 			return fmt.Errorf("io_uring is disabled on this kernel (kernel.io_uring_disabled=2)")
 		}
 	}
@@ -30,7 +31,10 @@ func Available() error {
 		case unix.ENOSYS:
 			return fmt.Errorf("io_uring is not built into this kernel (io_uring_setup: ENOSYS)")
 		case unix.EPERM:
-			return fmt.Errorf("io_uring is not permitted for this user (kernel.io_uring_disabled, io_uring_setup: EPERM)")
+			if disabled == "1" {
+				return fmt.Errorf("io_uring is not permitted for this user (kernel.io_uring_disabled=1: only members of kernel.io_uring_group; io_uring_setup: EPERM)")
+			}
+			return fmt.Errorf("io_uring is not permitted for this user (io_uring_setup: EPERM)")
 		}
 		return fmt.Errorf("io_uring_setup: %w", err)
 	}
