@@ -3,9 +3,7 @@ package attrib
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -225,10 +223,8 @@ func (s *Sampler) periodNS() uint64 { return uint64(1e9 / s.hz) }
 // checkHz bounds the rate by the kernel's perf_event_max_sample_rate.
 func checkHz(hz int) error {
 	limit := 100000
-	if b, err := os.ReadFile("/proc/sys/kernel/perf_event_max_sample_rate"); err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && v > 0 {
-			limit = v
-		}
+	if v, err := strconv.Atoi(kernel.Sysctl("kernel.perf_event_max_sample_rate")); err == nil && v > 0 {
+		limit = v
 	}
 	if hz < 1 || hz > limit {
 		return fmt.Errorf("--sample-hz %d: must be between 1 and %d (kernel.perf_event_max_sample_rate)", hz, limit)
