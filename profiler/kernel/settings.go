@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"strings"
+
+	"github.com/zcprof/zcprof/profiler/pseudofs"
 )
 
 const lockdownPath = "/sys/kernel/security/lockdown"
@@ -20,7 +22,7 @@ func Lockdown() string {
 		}
 		return "unknown (unparsable " + lockdownPath + ")"
 	case errors.Is(err, os.ErrNotExist):
-		if _, err := os.Stat("/sys/kernel/security"); err == nil && !securityfsMounted() {
+		if _, err := os.Stat("/sys/kernel/security"); err == nil && !pseudofs.Securityfs.Available() {
 			return "unknown (securityfs not mounted)"
 		}
 		return "none (no lockdown LSM)"
@@ -37,19 +39,6 @@ func parseLockdown(s string) string {
 		}
 	}
 	return ""
-}
-
-func securityfsMounted() bool {
-	b, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 2 && f[2] == "securityfs" {
-			return true
-		}
-	}
-	return false
 }
 
 // Sysctl returns a /proc/sys value (e.g. "kernel.perf_event_paranoid"),
