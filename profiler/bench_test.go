@@ -66,16 +66,16 @@ func BenchmarkProbeEffect(b *testing.B) {
 	cfg := workload.Config{Method: "write", RxMethod: "read", Size: 64 << 10, Streams: 1, Bytes: 1 << 30,
 		SenderCPU: cpu, ReceiverCPU: cpu}
 	tools := []benchTool{
-		{name: "zcprof accounting only", attach: zcprofAttach(byteclass.Off, attrib.BackendNone)},
+		{name: "zcprof accounting only", attach: zcprofAttach(byteclass.Off, kernel.None)},
 		{name: "zcprof default profile", attach: zcprofAttach(kernel.Auto, kernel.Auto)},
-		{name: "zcprof --backend none (+byte classes)", attach: zcprofAttach(kernel.Auto, attrib.BackendNone)},
+		{name: "zcprof --backend none (+byte classes)", attach: zcprofAttach(kernel.Auto, kernel.None)},
 		{name: "zcprof --byte-classes off (+sampling)", attach: zcprofAttach(byteclass.Off, kernel.Auto)},
 		{name: "floor (trivial program, same hooks)", attach: floorAttach("floor_")},
 		{name: "clock floor (floor + 1 clock read)", attach: floorAttach("clock_")},
 		{name: "perf record -a -g -F 999", attach: perfAttach},
 		{name: "bpftrace, every syscall and softirq", attach: bpftraceAttach},
 	}
-	if _, err := profiler.DispatchNS(profiler.BackendTPBTF); err != nil {
+	if _, err := profiler.DispatchNS(kernel.TpBTF); err != nil {
 		say("dispatch calibration: %v", err)
 	}
 	for i := 0; i < b.N*benchPairs; i++ {
@@ -218,7 +218,7 @@ func loopRun(cpu int, attach func([]int) (func() (benchReport, error), error)) (
 }
 
 func dispatchNS() uint64 {
-	ns, _ := profiler.DispatchNS(profiler.BackendTPBTF)
+	ns, _ := profiler.DispatchNS(kernel.TpBTF)
 	return ns
 }
 
@@ -316,7 +316,7 @@ func zcprofAttach(byteClasses, backend string) func([]int) (func() (benchReport,
 			return nil, err
 		}
 		var ext profiler.Extension
-		if backend != attrib.BackendNone {
+		if backend != kernel.None {
 			if ext, err = attrib.Extension(attrib.Options{Backend: backend}, backends.Attribution())(sess); err != nil {
 				sess.Close()
 				return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
@@ -17,7 +18,7 @@ func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 // eachAccountingBackend runs f as a subtest, named after the backend, with
 // each accounting backend every supported kernel has.
 func eachAccountingBackend(t *testing.T, f func(t *testing.T, backend string)) {
-	for _, backend := range []string{BackendTPBTF, BackendRawTP} {
+	for _, backend := range []string{kernel.TpBTF, kernel.RawTp} {
 		t.Run(backend, func(t *testing.T) { f(t, backend) })
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/testenv"
 )
 
@@ -20,13 +21,13 @@ import (
 // is the backend auto picks (ZCPROF_EXPECT_ACCOUNTING).
 func TestOptionalTracepointsDegrade(t *testing.T) {
 	requireBPF(t)
-	kernel, err := btf.LoadKernelSpec()
+	kspec, err := btf.LoadKernelSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
 	inKernel := func(tp string) bool {
 		var typ *btf.Typedef
-		err := kernel.TypeByName("btf_trace_"+tp, &typ)
+		err := kspec.TypeByName("btf_trace_"+tp, &typ)
 		if err != nil && !errors.Is(err, btf.ErrNotFound) {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestOptionalTracepointsDegrade(t *testing.T) {
 			t.Errorf("ZCPROF_EXPECT_TRACEPOINTS_MISSING lists %s, but this kernel has it", tp)
 		}
 	}
-	for _, backend := range []string{"auto", BackendTPBTF, BackendRawTP} {
+	for _, backend := range []string{"auto", kernel.TpBTF, kernel.RawTp} {
 		t.Run(backend, func(t *testing.T) {
 			s, err := Open(Options{Target: Target{TIDs: []int{unix.Gettid()}}, Backend: backend})
 			if err != nil {

@@ -13,12 +13,6 @@ import (
 	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
-// Accounting backends (kernel.AccountingLadder, in order of preference).
-const (
-	BackendTPBTF = kernel.TpBTF
-	BackendRawTP = kernel.RawTp
-)
-
 // attachPoint is one tracepoint the accounting needs, with its program name
 // in each backend (the C file defines every handler twice).
 type attachPoint struct {
@@ -64,7 +58,7 @@ var programNames = map[string]string{
 
 func programName(backend, tracepoint string) string {
 	prefix := "btf_"
-	if backend == BackendRawTP {
+	if backend == kernel.RawTp {
 		prefix = "raw_"
 	}
 	return prefix + programNames[tracepoint]

@@ -126,7 +126,7 @@ func Open(opts Options) (*Session, error) {
 	}
 	if len(errs) > 0 {
 		s.fallback = errs[0].Error()
-		s.unavailable[BackendTPBTF] = s.fallback
+		s.unavailable[kernel.TpBTF] = s.fallback
 	}
 	if dispatchErr != nil {
 		s.unavailable["dispatch calibration"] = fmt.Sprintf("probe time leaves out each event's dispatch: %v", dispatchErr)

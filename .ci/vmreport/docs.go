@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zcprof/zcprof/profiler/doctor"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
@@ -192,7 +193,7 @@ func writeMatrix(b *strings.Builder, cols []column, full bool) {
 	row("attribution inside the kernel (auto)", func(c column) string {
 		return doctorField(c, func(r *doctor.Report) string { return r.Attribution })
 	})
-	for _, kind := range []string{doctor.AttachTpBTF, doctor.AttachRawTp, doctor.AttachFentry, doctor.AttachKprobe, doctor.AttachKprobeMulti, doctor.AttachPerfEvent} {
+	for _, kind := range []string{kernel.TpBTF, kernel.RawTp, kernel.Fentry, kernel.Kprobe, kernel.KprobeMulti, kernel.PerfEvent} {
 		row(kind, func(c column) string { return checkCell(c, doctor.KindAttach, kind) })
 	}
 	row("tracepoints missing", func(c column) string {

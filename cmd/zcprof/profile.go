@@ -12,6 +12,7 @@ import (
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/backends"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 )
 
@@ -61,7 +62,7 @@ func newProfileCmd() *cobra.Command {
 			if err := validateAttribution(attr); err != nil {
 				return err
 			}
-			if outs.wantStacks() && attr.Backend == attrib.BackendNone {
+			if outs.wantStacks() && attr.Backend == kernel.None {
 				return errors.New("--pprof and --folded need sampled stacks: drop --backend none")
 			}
 			opts.Extensions = append(opts.Extensions, attrib.Extension(attr, backends.Attribution()))

@@ -81,13 +81,13 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 			if err := validateAttribution(attr); err != nil {
 				return err
 			}
-			if out.wantSampling() && attr.Backend == attrib.BackendNone {
+			if out.wantSampling() && attr.Backend == kernel.None {
 				return errors.New("--pprof, --folded and --html need the sampling backend: drop --backend none")
 			}
 			if out.wantStacks() && attr.Backend == kernel.Auto {
 				// Stacks come from the sampler only: auto would pick
 				// fentry where the kernel allows it.
-				attr.Backend = attrib.NameSampling
+				attr.Backend = kernel.Sampling
 			}
 			opts.Attribution = &attr
 			if err := validateBackends(opts.Backend, opts.ByteClasses); err != nil {

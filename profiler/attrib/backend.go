@@ -2,16 +2,7 @@ package attrib
 
 import (
 	"github.com/zcprof/zcprof/profiler"
-	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
-)
-
-// Backend names, as reported in backends.attribution (the names of
-// profiler/kernel, under this package's old names).
-const (
-	NameSampling = kernel.Sampling
-	NameFentry   = kernel.Fentry
-	NameKprobe   = kernel.Kprobe
 )
 
 // Categories of the taxonomy (docs/architecture.md), in report order.
@@ -49,7 +40,7 @@ type Reading interface {
 
 // Backend is one attribution backend attached to a profiler.Session.
 type Backend interface {
-	// Name is NameSampling, NameFentry or NameKprobe.
+	// Name is kernel.Sampling, kernel.Fentry or kernel.Kprobe.
 	Name() string
 	// Read returns the cumulative counters now.
 	Read() (Reading, error)

@@ -16,9 +16,6 @@ type Options struct {
 	SampleHz int    // 0: AutoHz of this machine's cost per sample
 }
 
-// BackendNone turns attribution off.
-const BackendNone = kernel.None
-
 // Starter attaches one backend to a session.
 type Starter func(sess *profiler.Session, o Options) (Backend, error)
 
@@ -33,7 +30,7 @@ type Rung struct {
 
 // SamplingRung is the sampling backend, the ladder's last rung.
 func SamplingRung() Rung {
-	return Rung{Name: NameSampling, Start: func(sess *profiler.Session, o Options) (Backend, error) {
+	return Rung{Name: kernel.Sampling, Start: func(sess *profiler.Session, o Options) (Backend, error) {
 		hz := o.SampleHz
 		if hz == 0 {
 			ns, _ := profiler.SampleDispatchNS() // 0 when unmeasured: DefaultHz
@@ -52,7 +49,7 @@ func Open(sess *profiler.Session, o Options, rungs []Rung) (Backend, map[string]
 	name := o.Backend
 	switch name {
 	case "", kernel.Auto:
-	case BackendNone:
+	case kernel.None:
 		return nil, skipped, nil
 	default:
 		if err := kernel.Choose("--backend", "", name, kernel.AttributionChoices()); err != nil {

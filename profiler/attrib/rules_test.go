@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
@@ -196,12 +197,12 @@ func TestEstimateAndFill(t *testing.T) {
 	}
 	d := &report.Document{Backends: report.Backends{Unavailable: map[string]string{"attribution": "not attached"}}}
 	Annotate(d, fakeBackend{}, nil, nil)
-	if d.Backends.Attribution != NameSampling || d.Backends.Unavailable["attribution"] != "" || d.Backends.Unavailable["pmu"] == "" {
+	if d.Backends.Attribution != kernel.Sampling || d.Backends.Unavailable["attribution"] != "" || d.Backends.Unavailable["pmu"] == "" {
 		t.Errorf("annotated backends %+v", d.Backends)
 	}
 }
 
 type fakeBackend struct{ Backend }
 
-func (fakeBackend) Name() string                   { return NameSampling }
+func (fakeBackend) Name() string                   { return kernel.Sampling }
 func (fakeBackend) Unavailable() map[string]string { return map[string]string{"pmu": "none"} }

@@ -233,7 +233,7 @@ func checkHz(hz int) error {
 }
 
 // Name implements Backend.
-func (s *Sampler) Name() string { return NameSampling }
+func (s *Sampler) Name() string { return kernel.Sampling }
 
 // Hz is the sampling rate per CPU.
 func (s *Sampler) Hz() int { return s.hz }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
@@ -82,7 +83,7 @@ type Samples struct {
 func (s *Samples) leafBound() uint64 { return s.Total - s.SystemTask - s.Crossed }
 
 // Backend implements Reading.
-func (*Samples) Backend() string { return NameSampling }
+func (*Samples) Backend() string { return kernel.Sampling }
 
 // Sub returns a - b (b nil: a itself).
 func (a *Samples) Sub(b *Samples) *Samples {

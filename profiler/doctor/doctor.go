@@ -83,7 +83,7 @@ func Run(opts Options) Report {
 	}
 	p, err := kernel.NewProbes()
 	if err != nil {
-		for _, kind := range []string{AttachTpBTF, AttachRawTp, AttachFentry, AttachKprobe, AttachKprobeMulti, AttachPerfEvent} {
+		for _, kind := range []string{kernel.TpBTF, kernel.RawTp, kernel.Fentry, kernel.Kprobe, kernel.KprobeMulti, kernel.PerfEvent} {
 			r.Checks = append(r.Checks, Check{Name: kind, Kind: KindAttach, Status: StatusUnavailable, Detail: e.Describe(kind, "setup", err)})
 		}
 		apply(kernel.Decide(passed(r.Checks)), &r)
@@ -95,11 +95,11 @@ func Run(opts Options) Report {
 	for _, a := range attachProbes(syms) {
 		kinds = append(kinds, attachCheck(a.Kind, p.Try(e, a)))
 	}
-	kinds = append(kinds, attachCheck(AttachPerfEvent, p.TryPerf(e, opts.Busy, opts.SampleHz)))
+	kinds = append(kinds, attachCheck(kernel.PerfEvent, p.TryPerf(e, opts.Busy, opts.SampleHz)))
 	r.Checks = append(r.Checks, kinds...)
 	ok := passed(kinds)
-	r.Checks = append(r.Checks, checkTracepoints(p, e, kernelBTF, ok[AttachTpBTF], ok[AttachRawTp])...)
-	r.Checks = append(r.Checks, checkFunctions(p, e, opts.Functions, syms, ok[AttachFentry], ok[AttachKprobe])...)
+	r.Checks = append(r.Checks, checkTracepoints(p, e, kernelBTF, ok[kernel.TpBTF], ok[kernel.RawTp])...)
+	r.Checks = append(r.Checks, checkFunctions(p, e, opts.Functions, syms, ok[kernel.Fentry], ok[kernel.Kprobe])...)
 	apply(kernel.Decide(ok), &r)
 	return r
 }

@@ -40,12 +40,12 @@ func TestRunOnThisKernel(t *testing.T) {
 		}
 		return c
 	}
-	for _, kind := range []string{AttachTpBTF, AttachRawTp} {
+	for _, kind := range []string{kernel.TpBTF, kernel.RawTp} {
 		if c := status(KindAttach, kind); c.Status != StatusOK {
 			t.Errorf("%s: %s (%s)", kind, c.Status, c.Detail)
 		}
 	}
-	if c := status(KindAttach, AttachPerfEvent); c.Status != StatusOK || !strings.Contains(c.Detail, "with a kernel stack") {
+	if c := status(KindAttach, kernel.PerfEvent); c.Status != StatusOK || !strings.Contains(c.Detail, "with a kernel stack") {
 		t.Errorf("perf_event: %s (%s)", c.Status, c.Detail)
 	}
 	if r.Accounting != kernel.TpBTF {
@@ -61,7 +61,7 @@ func TestRunOnThisKernel(t *testing.T) {
 		t.Errorf("PreemptRT = %v, config disagrees", r.PreemptRT)
 	}
 	if !kernel.ConfigEnabled(cfg, "CONFIG_KPROBES") {
-		if c := status(KindAttach, AttachKprobe); c.Status != StatusUnavailable || !strings.Contains(c.Detail, "CONFIG_KPROBES") {
+		if c := status(KindAttach, kernel.Kprobe); c.Status != StatusUnavailable || !strings.Contains(c.Detail, "CONFIG_KPROBES") {
 			t.Errorf("kprobe on a kernel without CONFIG_KPROBES: %s (%s)", c.Status, c.Detail)
 		}
 	}
@@ -82,7 +82,7 @@ func TestRunOnThisKernel(t *testing.T) {
 	}
 
 	if devMachine(cfg) {
-		c := status(KindAttach, AttachFentry)
+		c := status(KindAttach, kernel.Fentry)
 		if c.Status != StatusUnavailable || !strings.Contains(c.Detail, "operation not permitted") || !strings.Contains(c.Detail, "locked down") {
 			t.Errorf("fentry on the dev kernel: %s (%s), want EPERM explained as the locked function tracer", c.Status, c.Detail)
 		}

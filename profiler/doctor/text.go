@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 // sections orders the check kinds in the text report.
@@ -61,8 +63,8 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 
 	fmt.Fprintf(tw, "\nDecision (auto)\n")
-	row(tw, "  accounting", r.Accounting, skipped(r, AttachTpBTF))
-	row(tw, "  attribution", r.Attribution, skipped(r, AttachFentry, AttachKprobe))
+	row(tw, "  accounting", r.Accounting, skipped(r, kernel.TpBTF))
+	row(tw, "  attribution", r.Attribution, skipped(r, kernel.Fentry, kernel.Kprobe))
 	return tw.Flush()
 }
 

@@ -15,9 +15,9 @@ func sampleReport() Report {
 		Settings: Settings{Lockdown: "integrity", Config: map[string]string{"CONFIG_HZ": "250"}, ConfigSource: "/proc/config.gz"},
 		Checks: []Check{
 			{Name: "btf", Kind: KindFeature, Status: StatusOK, Detail: "/sys/kernel/btf/vmlinux"},
-			{Name: AttachTpBTF, Kind: KindAttach, Status: StatusOK, Detail: "attached"},
-			{Name: AttachFentry, Kind: KindAttach, Status: StatusUnavailable, Detail: "fentry: load failed: operation not permitted"},
-			{Name: AttachPerfEvent, Kind: KindAttach, Status: StatusOK},
+			{Name: kernel.TpBTF, Kind: KindAttach, Status: StatusOK, Detail: "attached"},
+			{Name: kernel.Fentry, Kind: KindAttach, Status: StatusUnavailable, Detail: "fentry: load failed: operation not permitted"},
+			{Name: kernel.PerfEvent, Kind: KindAttach, Status: StatusOK},
 			{Name: "sched_switch", Kind: KindTracepoint, Status: StatusOK},
 			{Name: "_copy_to_iter", Kind: KindFunction, Status: StatusDegraded, Detail: "in /proc/kallsyms; not tried"},
 		},

@@ -67,9 +67,9 @@ func checkTracepoints(p *kernel.Probes, e kernel.Env, spec *btf.Spec, tpBTF, raw
 		if name != tp.name {
 			as = " as " + name + ", its name on this kernel"
 		}
-		method := AttachTpBTF
+		method := kernel.TpBTF
 		if !tpBTF {
-			method = AttachRawTp
+			method = kernel.RawTp
 		}
 		switch {
 		case tp.group != "":

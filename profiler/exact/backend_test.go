@@ -7,6 +7,7 @@ import (
 
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
@@ -89,15 +90,15 @@ func TestSplitInterval(t *testing.T) {
 
 func TestBackendCategoriesFromReadings(t *testing.T) {
 	iv, d := fixtureInterval()
-	b := NewBackend(&Tracer{mode: ModeKprobe, attached: Functions[:1]}, nil)
-	prev := &Reading{mode: ModeKprobe, FX: &Snapshot{Stats: map[FuncKey]Stat{}}}
+	b := NewBackend(&Tracer{mode: kernel.Kprobe, attached: Functions[:1]}, nil)
+	prev := &Reading{mode: kernel.Kprobe, FX: &Snapshot{Stats: map[FuncKey]Stat{}}}
 	// Cumulative counters: cur = prev + d; the interval's split sees d.
-	cur := &Reading{mode: ModeKprobe, FX: d}
+	cur := &Reading{mode: kernel.Kprobe, FX: d}
 	got := b.Categories(iv, prev, cur)
 	if len(got) != 3 {
 		t.Errorf("categories of %d keys, want 3", len(got))
 	}
-	if b.Name() != ModeKprobe || cur.Backend() != ModeKprobe {
+	if b.Name() != kernel.Kprobe || cur.Backend() != kernel.Kprobe {
 		t.Errorf("names %q %q", b.Name(), cur.Backend())
 	}
 	// A reading of another backend is ignored, not a panic.
@@ -107,7 +108,7 @@ func TestBackendCategoriesFromReadings(t *testing.T) {
 }
 
 func TestBackendUnavailable(t *testing.T) {
-	tr := &Tracer{mode: ModeFentry, unavailable: map[string]string{
+	tr := &Tracer{mode: kernel.Fentry, unavailable: map[string]string{
 		"_copy_from_iter":  "fentry: attach failed: device or resource busy (the function cannot take a BPF trampoline (no __fentry__ call or already patched))",
 		"splice_to_socket": "not in /proc/kallsyms (inlined or absent on this build)",
 	}}

@@ -46,7 +46,7 @@ func expectedModes() (modes []string, set bool) {
 			continue
 		}
 		for _, m := range list {
-			if m == ModeFentry || m == ModeKprobe {
+			if m == kernel.Fentry || m == kernel.Kprobe {
 				modes = append(modes, m)
 			}
 		}
@@ -136,7 +136,7 @@ func TestRefusedCleanly(t *testing.T) {
 	noKprobes := cfgErr == nil && !kernel.ConfigEnabled(cfg, "CONFIG_KPROBES")
 	modes, _ := expectedModes()
 	refused := 0
-	for _, mode := range []string{ModeFentry, ModeKprobe} {
+	for _, mode := range []string{kernel.Fentry, kernel.Kprobe} {
 		t.Run(mode, func(t *testing.T) {
 			if slices.Contains(modes, mode) {
 				t.Skipf("%s is expected to work on this kernel", mode)
@@ -167,11 +167,11 @@ func TestRefusedCleanly(t *testing.T) {
 				}
 			}
 			switch {
-			case mode == ModeKprobe && noKprobes:
+			case mode == kernel.Kprobe && noKprobes:
 				if !strings.Contains(e.Reason, "kernel built without CONFIG_KPROBES") {
 					t.Errorf("kprobe reason %q does not say kprobes are not built", e.Reason)
 				}
-			case mode == ModeFentry && strings.Contains(r.Unavailable[mode], "operation not permitted"):
+			case mode == kernel.Fentry && strings.Contains(r.Unavailable[mode], "operation not permitted"):
 				if !strings.Contains(e.Reason, "load failed: operation not permitted") {
 					t.Errorf("fentry reason %q is not EPERM at load", e.Reason)
 				}
@@ -189,7 +189,7 @@ func TestRefusedCleanly(t *testing.T) {
 			}
 		})
 	}
-	if len(modes) == 0 && r.Backend == attrib.NameSampling && refused != 2 {
+	if len(modes) == 0 && r.Backend == kernel.Sampling && refused != 2 {
 		t.Errorf("the probe picked sampling, but only %d of fentry/kprobe were refused", refused)
 	}
 }
@@ -217,8 +217,8 @@ func TestAutoBackend(t *testing.T) {
 		if b.Name() != modes[0] {
 			t.Fatalf("auto chose %s (skipped %v), want %s", b.Name(), skipped, modes[0])
 		}
-	case b.Name() == attrib.NameSampling:
-		for _, rung := range []string{ModeFentry, ModeKprobe} {
+	case b.Name() == kernel.Sampling:
+		for _, rung := range []string{kernel.Fentry, kernel.Kprobe} {
 			if skipped[rung] == "" {
 				t.Errorf("%s skipped without a reason: %v", rung, skipped)
 			}
@@ -238,7 +238,7 @@ func TestAutoBackend(t *testing.T) {
 func TestForcedBackend(t *testing.T) {
 	requireBPF(t)
 	modes, _ := expectedModes()
-	for _, mode := range []string{ModeFentry, ModeKprobe} {
+	for _, mode := range []string{kernel.Fentry, kernel.Kprobe} {
 		t.Run(mode, func(t *testing.T) {
 			sess := openSession(t)
 			b, _, err := attrib.Open(sess, attrib.Options{Backend: mode}, ladder())
@@ -250,7 +250,7 @@ func TestForcedBackend(t *testing.T) {
 				// Kprobe link info (and with it the missed counts) is 6.6+:
 				// said where it lacks, and only there.
 				why, said := b.Unavailable()[unavailableKprobeMissed]
-				if want := mode == ModeKprobe && !testenv.KernelAtLeast(t, 6, 6); said != want {
+				if want := mode == kernel.Kprobe && !testenv.KernelAtLeast(t, 6, 6); said != want {
 					t.Errorf("%s: backends.unavailable[%q] = %q, want it said: %v", mode, unavailableKprobeMissed, why, want)
 				}
 				return
@@ -409,7 +409,7 @@ func within(t *testing.T, what string, fnNS, keyNS uint64) {
 	t.Logf("%s: %d ns of the key's %d ns", what, fnNS, keyNS)
 }
 
-func modesToTest() []string { return []string{ModeFentry, ModeKprobe} }
+func modesToTest() []string { return []string{kernel.Fentry, kernel.Kprobe} }
 
 // transferBytes is smaller under emulation (ZCPROF_TEST_SCALE=small).
 func transferBytes() int64 {

@@ -3,6 +3,8 @@ package exact
 import (
 	"strings"
 	"testing"
+
+	"github.com/zcprof/zcprof/profiler/kernel"
 )
 
 func TestLossWarnings(t *testing.T) {
@@ -13,7 +15,7 @@ func TestLossWarnings(t *testing.T) {
 	if d.Missed[FuncSkbCopyUbufs] != 5 || d.Missed[FuncTCPSendmsgLocked] != 1 || len(d.Missed) != 2 {
 		t.Fatalf("missed delta %v", d.Missed)
 	}
-	w := lossWarnings(ModeKprobe, d)
+	w := lossWarnings(kernel.Kprobe, d)
 	if len(w) != 2 {
 		t.Fatalf("warnings %q", w)
 	}
@@ -23,7 +25,7 @@ func TestLossWarnings(t *testing.T) {
 	if w[1] != "function-exact (kprobe): calls not measured: 3 exits without their entry, 2 entries whose exit never came" {
 		t.Errorf("lost warning %q", w[1])
 	}
-	if w := lossWarnings(ModeFentry, Delta(cur, cur)); len(w) != 0 {
+	if w := lossWarnings(kernel.Fentry, Delta(cur, cur)); len(w) != 0 {
 		t.Errorf("no loss, yet %q", w)
 	}
 }

@@ -11,12 +11,6 @@ import (
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
-// Modes: how the functions are attached.
-const (
-	ModeFentry = kernel.Fentry // fentry/fexit: BPF trampolines, needs BTF
-	ModeKprobe = kernel.Kprobe // kprobe/kretprobe: needs CONFIG_KPROBES
-)
-
 // KernelInfo is what the running kernel has, for Plan.
 type KernelInfo struct {
 	// Symbols are the text symbols of /proc/kallsyms; nil when unreadable
@@ -47,7 +41,7 @@ func (k KernelInfo) missing(mode string, f Function) string {
 	if k.Symbols != nil && !k.Symbols[f.Name] {
 		return "not in /proc/kallsyms (inlined or absent on this build)"
 	}
-	if mode != ModeFentry {
+	if mode != kernel.Fentry {
 		return ""
 	}
 	if k.BTFArgs == nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/ksym"
 )
 
@@ -27,7 +28,7 @@ func names(fs []Function) []string {
 }
 
 func TestPlanEverythingPresent(t *testing.T) {
-	for _, mode := range []string{ModeFentry, ModeKprobe} {
+	for _, mode := range []string{kernel.Fentry, kernel.Kprobe} {
 		try, skipped := Plan(mode, Functions, kernelLike(6))
 		if len(try) != len(Functions) || len(skipped) != 0 {
 			t.Errorf("%s: try %v, skipped %v", mode, names(try), skipped)
@@ -46,7 +47,7 @@ func TestPlanSkipsWithReasons(t *testing.T) {
 	// A prototype with fewer arguments than the fexit program reads.
 	k.BTFArgs["skb_copy_datagram_iter"] = []int{3}
 
-	try, skipped := Plan(ModeFentry, Functions, k)
+	try, skipped := Plan(kernel.Fentry, Functions, k)
 	want := map[string]string{
 		"splice_to_socket":       "not in /proc/kallsyms",
 		"simple_copy_to_iter":    "2 BTF functions share this name",
@@ -66,7 +67,7 @@ func TestPlanSkipsWithReasons(t *testing.T) {
 	}
 
 	// kprobes need no BTF: only the missing symbol is skipped.
-	try, skipped = Plan(ModeKprobe, Functions, k)
+	try, skipped = Plan(kernel.Kprobe, Functions, k)
 	if len(skipped) != 1 || skipped["splice_to_socket"] == "" || len(try) != len(Functions)-1 {
 		t.Errorf("kprobe: try %v, skipped %v", names(try), skipped)
 	}
@@ -74,12 +75,12 @@ func TestPlanSkipsWithReasons(t *testing.T) {
 
 func TestPlanWithoutKernelFacts(t *testing.T) {
 	// Unreadable kallsyms: let the kernel say what is missing.
-	try, _ := Plan(ModeKprobe, Functions, KernelInfo{})
+	try, _ := Plan(kernel.Kprobe, Functions, KernelInfo{})
 	if len(try) != len(Functions) {
 		t.Errorf("kprobe without kallsyms tries %d functions", len(try))
 	}
 	// No BTF: fentry cannot attach anything.
-	try, skipped := Plan(ModeFentry, Functions, KernelInfo{})
+	try, skipped := Plan(kernel.Fentry, Functions, KernelInfo{})
 	if len(try) != 0 || !strings.Contains(skipped["tcp_sendmsg_locked"], "no kernel BTF") {
 		t.Errorf("fentry without BTF: try %v, skipped %v", names(try), skipped)
 	}

@@ -19,8 +19,8 @@ var probeOnce = sync.OnceValues(kernel.SelectAttribution)
 // together.
 func Rungs() []attrib.Rung {
 	return []attrib.Rung{
-		{Name: attrib.NameFentry, Start: starter(ModeFentry, probeOnce)},
-		{Name: attrib.NameKprobe, Start: starter(ModeKprobe, probeOnce)},
+		{Name: kernel.Fentry, Start: starter(kernel.Fentry, probeOnce)},
+		{Name: kernel.Kprobe, Start: starter(kernel.Kprobe, probeOnce)},
 	}
 }
 

@@ -14,7 +14,7 @@ func TestStarterAutoFollowsProbe(t *testing.T) {
 	sel := kernel.Selection{Backend: "sampling", Unavailable: map[string]string{"fentry": whyFentry,
 		"kprobe": "kprobe: attach failed: no such file or directory (kernel built without CONFIG_KPROBES)"}}
 	probe := func() (kernel.Selection, error) { return sel, nil }
-	for _, mode := range []string{ModeFentry, ModeKprobe} {
+	for _, mode := range []string{kernel.Fentry, kernel.Kprobe} {
 		for _, requested := range []string{"auto", ""} {
 			b, err := starter(mode, probe)(nil, attrib.Options{Backend: requested})
 			if b != nil || err == nil || err.Error() != sel.Unavailable[mode]+" (doctor's probe)" {
@@ -35,11 +35,11 @@ func TestRefusedByProbe(t *testing.T) {
 		probe Prober
 		want  string
 	}{
-		{ModeFentry, ok, ""},
-		{ModeKprobe, ok, ""}, // not probed when fentry works: attaching tells
-		{ModeFentry, broken, ""},
-		{ModeFentry, kprobeOnly, whyFentry},
-		{ModeKprobe, kprobeOnly, ""},
+		{kernel.Fentry, ok, ""},
+		{kernel.Kprobe, ok, ""}, // not probed when fentry works: attaching tells
+		{kernel.Fentry, broken, ""},
+		{kernel.Fentry, kprobeOnly, whyFentry},
+		{kernel.Kprobe, kprobeOnly, ""},
 	} {
 		if got := refusedByProbe(c.mode, c.probe); got != c.want {
 			t.Errorf("%s: %q, want %q", c.mode, got, c.want)

@@ -23,7 +23,7 @@ type Host interface {
 
 // Options configure Attach.
 type Options struct {
-	Mode      string     // ModeFentry or ModeKprobe
+	Mode      string     // kernel.Fentry or kernel.Kprobe
 	Functions []Function // default: Functions
 	// Kernel is what the running kernel has; default ReadKernelInfo.
 	Kernel *KernelInfo
@@ -78,8 +78,8 @@ var clockPoints = []struct{ tracepoint, suffix string }{
 // in a collection of its own. It fails only when the clock programs fail
 // or no function attaches; otherwise Unavailable lists what was refused.
 func Attach(h Host, opts Options) (*Tracer, error) {
-	if opts.Mode != ModeFentry && opts.Mode != ModeKprobe {
-		return nil, fmt.Errorf("function-exact mode %q: use %s or %s", opts.Mode, ModeFentry, ModeKprobe)
+	if opts.Mode != kernel.Fentry && opts.Mode != kernel.Kprobe {
+		return nil, fmt.Errorf("function-exact mode %q: use %s or %s", opts.Mode, kernel.Fentry, kernel.Kprobe)
 	}
 	funcs := opts.Functions
 	if funcs == nil {
@@ -115,7 +115,7 @@ func Attach(h Host, opts Options) (*Tracer, error) {
 		t.Close()
 		return nil, &Error{Mode: opts.Mode, Reason: summarize(opts.Mode, reasons), Functions: reasons}
 	}
-	if opts.Mode == ModeKprobe && !t.kprobeMissedCounted() {
+	if opts.Mode == kernel.Kprobe && !t.kprobeMissedCounted() {
 		t.noMissedCounts = "this kernel has no kprobe link info (6.6+, with the missed count 6.7+): calls a kprobe or kretprobe " +
 			"skipped cannot be detected; the BPF recursion guard's skips still are"
 	}
@@ -192,7 +192,7 @@ func (t *Tracer) loadClock(spec *ebpf.CollectionSpec, h Host) error {
 // the reason, in doctor's words.
 func (t *Tracer) attachFunction(spec *ebpf.CollectionSpec, h Host, f Function) string {
 	entry, exit := "fe_"+f.Short, "fx_"+f.Short
-	if t.mode == ModeKprobe {
+	if t.mode == kernel.Kprobe {
 		entry, exit = "kp_"+f.Short, "kr_"+f.Short
 	}
 	repl := map[string]*ebpf.Map{}
@@ -261,7 +261,7 @@ func (t *Tracer) missed() map[uint8]uint64 {
 
 func (t *Tracer) attachOne(fn, name string, prog *ebpf.Program) (link.Link, error) {
 	switch {
-	case t.mode == ModeFentry:
+	case t.mode == kernel.Fentry:
 		return link.AttachTracing(link.TracingOptions{Program: prog})
 	case strings.HasPrefix(name, "kr_"):
 		return link.Kretprobe(fn, prog, nil)
@@ -322,7 +322,7 @@ func summarize(mode string, reasons map[string]string) string {
 	return fmt.Sprintf("%s: no function attached; %s: %s (and %d more, each with its reason)", mode, first, why, len(names)-1)
 }
 
-// Mode is ModeFentry or ModeKprobe.
+// Mode is kernel.Fentry or kernel.Kprobe.
 func (t *Tracer) Mode() string { return t.mode }
 
 // Attached lists the functions that are traced, in table order.

@@ -93,7 +93,7 @@ func Attach(sess *profiler.Session) (*Tracker, error) {
 		return nil, fmt.Errorf("softirq owner: %w", err)
 	}
 	prefix := "btf_"
-	if sess.Backend() == profiler.BackendRawTP {
+	if sess.Backend() == kernel.RawTp {
 		prefix = "raw_"
 	}
 	keep := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 )
@@ -24,9 +25,9 @@ func requireBPF(t *testing.T) { testenv.RequireBPF(t) }
 func TestOwnerBytes(t *testing.T) {
 	requireBPF(t)
 	for _, c := range []struct{ backend, topo, method string }{
-		{profiler.BackendTPBTF, workload.TopoLoopback, workload.MethodWrite},
-		{profiler.BackendRawTP, workload.TopoLoopback, workload.MethodMsgZerocopy},
-		{profiler.BackendTPBTF, workload.TopoNetns, workload.MethodWrite},
+		{kernel.TpBTF, workload.TopoLoopback, workload.MethodWrite},
+		{kernel.RawTp, workload.TopoLoopback, workload.MethodMsgZerocopy},
+		{kernel.TpBTF, workload.TopoNetns, workload.MethodWrite},
 	} {
 		t.Run(c.backend+"/"+c.topo+"/"+c.method, func(t *testing.T) {
 			total := testenv.Pick(32<<20, 4<<20)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zcprof/zcprof/profiler"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
@@ -64,7 +64,7 @@ func TestCellExact(t *testing.T) {
 		{workload.MethodMsgZerocopy, workload.TopoLoopback, 1, "tx.msg_zerocopy", ""},
 		{workload.MethodIOUringZC, workload.TopoLoopback, 1, "tx.io_uring", ""},
 		{workload.MethodMsgZerocopy, workload.TopoNetns, 1, "tx.msg_zerocopy", ""},
-		{workload.MethodIOUringZC, workload.TopoLoopback, 1, "tx.io_uring", profiler.BackendRawTP},
+		{workload.MethodIOUringZC, workload.TopoLoopback, 1, "tx.io_uring", kernel.RawTp},
 	} {
 		name := c.method + "/" + c.topo
 		if c.streams > 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/zcprof/zcprof/profiler"
 	"github.com/zcprof/zcprof/profiler/attrib"
 	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/softirqowner"
 	"github.com/zcprof/zcprof/workload"
@@ -231,7 +232,7 @@ func (l *LocalSide) build(iv profiler.Interval, owners softirqowner.Counts, drop
 		r.Doc.Warnings = append(r.Doc.Warnings, "the softirq owner map was full: some segments were not counted")
 	}
 	l.at.annotate(&r, l.threads, iv, l.cfg)
-	if l.at == nil && l.o.Attribution != nil && l.o.Attribution.Backend == attrib.BackendNone {
+	if l.at == nil && l.o.Attribution != nil && l.o.Attribution.Backend == kernel.None {
 		r.Doc.Backends.Unavailable["attribution"] = "turned off (--backend none)"
 	}
 	return r, nil
