@@ -54,7 +54,8 @@ struct zc_leaf_key {
  * ran when the timer fell due. Such a sample is "early": its lateness is
  * under half the CPU's usual lateness (ref, a running 75th percentile),
  * and the usual lateness is at least ZC_EARLY_MIN_REF_NS (else there is
- * no late delivery to be early against). */
+ * no late delivery to be early against). docs/known-issues.md, "Timers
+ * delivered late or early by the hypervisor". */
 struct zc_timer {
 	__u64 ref; /* running 75th percentile of the lateness of all samples, ns */
 };

@@ -8,7 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Every CPU's cpu-clock timer runs on a grid of its own period, fixed when
+// docs/known-issues.md, "Threads on two CPUs locked to the sampling
+// timers": every CPU's cpu-clock timer runs on a grid of its own period, fixed when
 // the event was enabled, and the CPUs' grids keep the phases they started
 // with. A workload whose threads on two CPUs are coupled can lock onto
 // them: on our PVM guests a sample on the sender's CPU stalls the sender,
