@@ -35,9 +35,10 @@ var (
 )
 
 // rxPathBytes are what receive syscalls returned, by path (the
-// accounting's path counters).
+// accounting's path counters), and the part of rx.read that TCP copied to
+// user memory: the rest of rx.read was discarded (MSG_TRUNC).
 type rxPathBytes struct {
-	read, splice uint64
+	read, readCopied, splice uint64
 }
 
 // zerocopy turns byte classes into the report object with a verdict in
@@ -54,7 +55,7 @@ func (t byteTotals) zerocopy(rx rxPathBytes, names report.VerdictNames) *report.
 		RxCopiedBytes:          t.bytes(ClassRxCopy),
 		RxMappedBytes:          t.bytes(ClassRxMapped),
 		RxSplicedBytes:         rx.splice,
-		RxDiscardedBytes:       t.bytes(ClassRxDiscard),
+		RxDiscardedBytes:       rx.read - min(rx.read, rx.readCopied),
 		TxCopiedZCIgnoredBytes: t.bytes(ClassTxCopyZCIgnored),
 		TxCopiedNoSGBytes:      t.bytes(ClassTxCopyNoSG),
 		TxCopiedULPBytes:       t.bytes(ClassTxCopyULP),

@@ -27,7 +27,7 @@ func Zerocopy(paths []report.Path, threads Threads) *report.Zerocopy {
 	if !ok {
 		return requestedZerocopy(paths, t[ClassRxDiscard].Bytes)
 	}
-	return t.zerocopy(rxBytesOf(paths), threads.verdictNames(nil))
+	return t.zerocopy(rxBytesOf(paths, threads), threads.verdictNames(nil))
 }
 
 // Annotate sets the zero-copy object of each socket path of an entry
@@ -39,7 +39,7 @@ func Annotate(paths []report.Path, threads Threads) {
 			continue
 		}
 		t, loaded := threads.sum(&p)
-		rx := rxBytesOf(paths[i : i+1])
+		rx := rxBytesOf(paths[i:i+1], threads)
 		if !loaded || t == (byteTotals{}) && rx == (rxPathBytes{}) {
 			continue
 		}
@@ -48,8 +48,8 @@ func Annotate(paths []report.Path, threads Threads) {
 }
 
 // rxBytesOf is what the receive paths among paths returned (path
-// counters: TCP sockets only).
-func rxBytesOf(paths []report.Path) rxPathBytes {
+// counters: TCP sockets only), with the part of rx.read TCP copied.
+func rxBytesOf(paths []report.Path, threads Threads) rxPathBytes {
 	var rx rxPathBytes
 	for _, p := range paths {
 		switch p.Path {
@@ -58,6 +58,11 @@ func rxBytesOf(paths []report.Path) rxPathBytes {
 		case taxonomy.PathRxSplice.String():
 			rx.splice += p.Bytes
 		}
+	}
+	if rx.read > 0 {
+		read := taxonomy.PathRxRead
+		t, _ := threads.sum(&read)
+		rx.readCopied = t[ClassRxCopy].Bytes
 	}
 	return rx
 }
