@@ -13,6 +13,13 @@ import (
 // the profile (run, which makes such things, fails instead).
 func removeLeftovers() {
 	workload.CleanupStale()
+	removeStaleMounts()
+}
+
+// removeStaleMounts unmounts a tracefs or securityfs mount a dead zcprof
+// made and no live one uses (serve too, which removes the rest itself
+// and says so).
+func removeStaleMounts() {
 	pseudofs.RemoveStale(pseudofs.Tracefs)
 	pseudofs.RemoveStale(pseudofs.Securityfs)
 }

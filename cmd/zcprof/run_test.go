@@ -18,6 +18,7 @@ import (
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/pseudofs"
 	"github.com/zcprof/zcprof/profiler/report"
+	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 	"github.com/zcprof/zcprof/workload/netns"
 )
@@ -252,5 +253,34 @@ func TestRunSIGKILLLeavesNothing(t *testing.T) {
 	r := run(t, exec.Command(zcprofBin, "profile", "--pid", "999999999"))
 	if r.code == 0 || pseudofs.Orphaned(pseudofs.Tracefs) {
 		t.Errorf("the next zcprof (exit %d) left the killed one's tracefs mount", r.code)
+	}
+}
+
+// `serve` removes a tracefs mount a killed zcprof left, as every other
+// command does (the agent's own leftovers it removes itself).
+func TestServeRemovesStaleMounts(t *testing.T) {
+	if !testenv.InFreshMounts(t) {
+		return
+	}
+	cmd := exec.Command(zcprofBin, "profile", "-a", "--duration", "30s")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(20 * time.Second); !pseudofs.Tracefs.Available(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("zcprof profile did not mount tracefs")
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !pseudofs.Orphaned(pseudofs.Tracefs) {
+		t.Fatal("the killed zcprof's tracefs mount is not orphaned: nothing to test")
+	}
+	serve := exec.Command(zcprofBin, "serve", "--stdio")
+	serve.Stdin = strings.NewReader("") // the client hangs up at once
+	serve.CombinedOutput()
+	if pseudofs.Orphaned(pseudofs.Tracefs) {
+		t.Error("zcprof serve left the killed zcprof's tracefs mount")
 	}
 }

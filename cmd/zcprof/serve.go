@@ -78,6 +78,7 @@ it on, accepts data only from the client's address, and connects only to it.`,
 			} else if len(removed) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "zcprof serve: removed leftovers of an earlier zcprof run: %s\n", strings.Join(removed, ", "))
 			}
+			removeStaleMounts()
 			agent, err := remote.NewAgent(remote.AgentOptions{Limits: lim, Token: token, DataPorts: ports, Software: version, Log: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
