@@ -15,6 +15,7 @@ import (
 
 	"github.com/zcprof/zcprof/bpf"
 	"github.com/zcprof/zcprof/profiler/byteclass"
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/taxonomy"
 )
 
@@ -270,7 +271,7 @@ func measureHandlerDispatch(backend string) dispatchEstimate {
 		attach: func() ([]link.Link, error) {
 			var links []link.Link
 			for _, tp := range points {
-				l, err := attach(backend, tp, coll.Programs[programName(backend, tp)])
+				l, err := kernel.AttachProgram(backend, tp, coll.Programs[programName(backend, tp)])
 				if err != nil {
 					closeLinks(links)
 					return nil, err

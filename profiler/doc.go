@@ -14,7 +14,7 @@
 //   - load.go: the accounting object (bpf/accounting.bpf.c) and where its
 //     programs attach: corePoints (sys_enter, sys_exit, sched_switch,
 //     softirq and irq entry/exit, fork/exec/exit) and optionalPoints
-//     (sock_send_length), all through attach(): the sched_switch program
+//     (sock_send_length), all through kernel.AttachProgram: the sched_switch program
 //     is SEC("tp_btf/sched_switch") or SEC("raw_tp/sched_switch") in
 //     bpf/accounting.bpf.c, attached by loadBackend. Which path a syscall
 //     belongs to (tx.sendfile, rx.zerocopy, ...) is decided in the kernel,

@@ -100,10 +100,6 @@ func loadGroup(spec *ebpf.CollectionSpec, names []string, shared map[string]*ebp
 	return ebpf.NewCollectionWithOptions(s, ebpf.CollectionOptions{MapReplacements: shared, Cache: bpf.KernelBTF})
 }
 
-func attach(backend, tracepoint string, prog *ebpf.Program) (link.Link, error) {
-	return kernel.AttachProgram(backend, tracepoint, prog)
-}
-
 // loadBackend loads and attaches the core programs of one backend; all or
 // nothing. The optional programs, when asked for, are attached afterwards,
 // each on its own.
@@ -120,7 +116,7 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, optional bool, unava
 	l.colls = append(l.colls, core)
 	for _, p := range corePoints {
 		prog := core.Programs[programName(backend, p.tracepoint)]
-		lk, err := attach(backend, p.tracepoint, prog)
+		lk, err := kernel.AttachProgram(backend, p.tracepoint, prog)
 		if err != nil {
 			l.Close()
 			return nil, nil, fmt.Errorf("%s: attach %s: %w", backend, p.tracepoint, err)
@@ -138,7 +134,7 @@ func loadBackend(spec *ebpf.CollectionSpec, backend string, optional bool, unava
 			unavailable[p.optional] = fmt.Sprintf("tracepoint %s: %v", p.tracepoint, bpf.ShortError(err))
 			continue
 		}
-		lk, err := attach(backend, p.tracepoint, coll.Programs[name])
+		lk, err := kernel.AttachProgram(backend, p.tracepoint, coll.Programs[name])
 		if err != nil {
 			coll.Close()
 			unavailable[p.optional] = fmt.Sprintf("tracepoint %s: %v", p.tracepoint, err)

@@ -126,22 +126,13 @@ func PerMiB(ns, bytes uint64) float64 {
 	return float64(ns) / (float64(bytes) / (1 << 20))
 }
 
-// RelativeHalfWidth is an interval's half-width as a percentage of the
-// mean's magnitude (0 when the mean is 0).
-func RelativeHalfWidth(ci, mean float64) float64 {
-	if mean == 0 {
-		return 0
-	}
-	return 100 * ci / math.Abs(mean)
-}
-
 // PlusMinus is " ±x.x%" (decimals after the point), an interval's
 // half-width relative to the mean, or "" without an interval.
 func PlusMinus(ci, mean float64, decimals int) string {
 	if ci <= 0 || mean == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" ±%.*f%%", decimals, RelativeHalfWidth(ci, mean))
+	return fmt.Sprintf(" ±%.*f%%", decimals, 100*ci/math.Abs(mean))
 }
 
 // MicrosPerMiB is a service demand given in ns per MiB, in µs per MiB.
