@@ -124,16 +124,7 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 		}
 		r := run(t, cmd)
 		oneLine(t, c.args, r, c.want)
-		pid := cmd.Process.Pid
-		if left := leftPrograms(progsBefore); len(left) > 0 {
-			t.Errorf("zcprof %v: BPF programs left loaded with no holder: %v", c.args, left)
-		}
-		if names, _ := netns.List(); slices.ContainsFunc(names, func(n string) bool { o, _ := netns.OwnerPID(n); return o == pid }) {
-			t.Errorf("zcprof %v: namespaces left: %v", c.args, names)
-		}
-		if files, _ := filepath.Glob(filepath.Join(os.TempDir(), "zcprof-"+strconv.Itoa(pid)+"-*")); len(files) > 0 {
-			t.Errorf("zcprof %v: temp files left: %v", c.args, files)
-		}
+		assertNothingLeft(t, c.args, cmd.Process.Pid, progsBefore)
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("zcprof %v: left %s", c.args, out)
 			os.Remove(out)
@@ -142,6 +133,27 @@ func TestBadInputsLeaveNothing(t *testing.T) {
 			t.Errorf("zcprof %v: left its tracefs mount with no user", c.args)
 		}
 	}
+}
+
+// assertNothingLeft: the zcprof that ran as pid and has exited left no BPF
+// program loaded since progsBefore, no namespace and no temp file.
+func assertNothingLeft(t *testing.T, args []string, pid int, progsBefore map[ebpf.ProgramID]bool) {
+	t.Helper()
+	if left := leftPrograms(progsBefore); len(left) > 0 {
+		t.Errorf("zcprof %v: BPF programs left loaded with no holder: %v", args, left)
+	}
+	if names, _ := netns.List(); slices.ContainsFunc(names, func(n string) bool { o, _ := netns.OwnerPID(n); return o == pid }) {
+		t.Errorf("zcprof %v: namespaces left: %v", args, names)
+	}
+	if files := tempFilesOf(pid); len(files) > 0 {
+		t.Errorf("zcprof %v: temp files left: %v", args, files)
+	}
+}
+
+// tempFilesOf lists the temp files (payload files) named after pid.
+func tempFilesOf(pid int) []string {
+	files, _ := filepath.Glob(filepath.Join(os.TempDir(), "zcprof-"+strconv.Itoa(pid)+"-*"))
+	return files
 }
 
 // loadedPrograms lists the ids of every BPF program loaded now.

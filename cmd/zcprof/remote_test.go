@@ -339,10 +339,13 @@ exec nsenter --net=%s env SSH_CONNECTION="%d.%d.%d.%d 50000 %s 22" XDG_CONFIG_HO
 	}
 }
 
-// TestRemoteBadInput: each refusal is one line and a non-zero exit.
+// TestRemoteBadInput: each refusal is one line and a non-zero exit, and
+// leaves nothing behind on either host: no BPF program loaded, no namespace
+// or temp file of the client's, and an agent that holds no program, link
+// or payload file once the client is gone (its side released).
 func TestRemoteBadInput(t *testing.T) {
 	h := newTwoHosts(t)
-	h.startAgent(t, "--methods", "write", "--data-port", "7480")
+	agent := h.startAgent(t, "--methods", "write", "--data-port", "7480")
 	dir := t.TempDir()
 	wrong := filepath.Join(dir, "wrong")
 	os.WriteFile(wrong, []byte("00000000000000000000000000000000\n"), 0o600)
@@ -385,10 +388,18 @@ func TestRemoteBadInput(t *testing.T) {
 		{h.agentCmd("--listen", agentIP+":7472"), "is not a loopback address: refusing to serve the network without --token-file"},
 		{h.agentCmd("--listen", "127.0.0.1:7472", "--stdio"), "either --stdio or --listen"},
 	} {
+		progsBefore := loadedPrograms()
 		r := run(t, c.cmd)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 		if r.code == 0 || len(lines) != 1 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want one line containing %q", c.cmd.Args, r.code, r.stderr, c.want)
+		}
+		assertNothingLeft(t, c.cmd.Args, c.cmd.Process.Pid, progsBefore)
+		// The agent learns of the client's exit from its connection:
+		// give it a moment to release its side.
+		waitFor(t, 5*time.Second, fmt.Sprintf("%v: the agent releasing its BPF programs and links", c.cmd.Args), func() bool { return !agentHoldsBPF(agent) })
+		if files := tempFilesOf(agent.cmd.Process.Pid); len(files) > 0 {
+			t.Errorf("%v: the agent keeps temp files %v", c.cmd.Args, files)
 		}
 	}
 }
