@@ -105,8 +105,18 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate checks c without starting anything and returns a one-line error.
+// Validate checks c without starting anything and returns a one-line
+// error: c as a whole, for a run whose sender runs on this kernel.
 func (c Config) Validate() error {
+	if err := c.ValidateReceiver(); err != nil {
+		return err
+	}
+	return c.canSend()
+}
+
+// ValidateReceiver is Validate for the receiving half of a two-host run:
+// all of c but what only the sender's kernel must support.
+func (c Config) ValidateReceiver() error {
 	c = c.withDefaults()
 	if !slices.Contains(Methods, c.Method) {
 		return fmt.Errorf("unknown method %q (want %s)", c.Method, strings.Join(Methods, ", "))
@@ -152,6 +162,11 @@ func (c Config) Validate() error {
 	if c.NoSockZerocopy && c.Method != MethodMsgZerocopy {
 		return fmt.Errorf("no-sock-zerocopy applies only to method %q", MethodMsgZerocopy)
 	}
+	return nil
+}
+
+// canSend says whether this kernel can send with c's method.
+func (c Config) canSend() error {
 	if c.Method == MethodIOUring || c.Method == MethodIOUringZC {
 		if err := iouring.Available(); err != nil {
 			return fmt.Errorf("method %q: %v", c.Method, err)

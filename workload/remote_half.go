@@ -54,7 +54,7 @@ func (e remoteEndpoint) addr() netip.Addr { return e.ip }
 func PrepareReceiver(cfg Config, bind DataBind) (*Transfer, error) {
 	cfg.Topology = TopoRemote
 	cfg.SenderCPU = -1 // the peer's, which checks it
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateReceiver(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()

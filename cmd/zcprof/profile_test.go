@@ -26,6 +26,7 @@ import (
 var zcprofBin string
 
 func TestMain(m *testing.M) {
+	execWithoutIOUring()
 	dir, err := os.MkdirTemp("", "zcprof-bin-")
 	if err != nil {
 		panic(err)

@@ -71,7 +71,7 @@ func (r *remoteFlags) connect(ctx context.Context, f *pflag.FlagSet, opts *zrun.
 	if err != nil {
 		return none, err
 	}
-	if err := c.CheckMethods(opts.Methods); err != nil {
+	if err := c.CheckMethods(opts.Methods, r.reverse); err != nil {
 		c.Close()
 		return none, err
 	}

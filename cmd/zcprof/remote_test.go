@@ -36,6 +36,7 @@ type twoHosts struct {
 	token               string // a token file both hosts hold
 	clientCfg, agentCfg string // the hosts' config dirs (pins, certificate)
 	fingerprint         string // the agent's certificate, as it printed it
+	agentLacksIOUring   bool   // the agent runs as on a kernel without io_uring
 }
 
 func newTwoHosts(t *testing.T) *twoHosts {
@@ -78,9 +79,19 @@ type agentProc struct {
 // agentCmd is `zcprof serve args` on the peer host (exec all the way, so
 // the process is the agent itself).
 func (h *twoHosts) agentCmd(args ...string) *exec.Cmd {
+	exe, env := zcprofBin, append(os.Environ(), "XDG_CONFIG_HOME="+h.agentCfg)
+	if h.agentLacksIOUring {
+		// This test binary, which execs zcprof under its filter
+		// (without_iouring_test.go).
+		test, err := os.Executable()
+		if err != nil {
+			panic(err)
+		}
+		exe, env = test, append(env, withoutIOUringEnv+"="+zcprofBin)
+	}
 	cmd := exec.Command("nsenter", append([]string{"--net=" + h.pair.Receiver.Path(), "unshare", "-u", "sh", "-c",
-		"hostname " + peerHostname + ` && exec "$0" serve "$@"`, zcprofBin}, args...)...)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+h.agentCfg)
+		"hostname " + peerHostname + ` && exec "$0" serve "$@"`, exe}, args...)...)
+	cmd.Env = env
 	return cmd
 }
 
@@ -375,7 +386,7 @@ func TestRemoteBadInput(t *testing.T) {
 		{h.client("run", "--remote", agentListen), "requires a token: give --token-file"},
 		{h.client("run", "--remote", agentListen, "--token-file", wrong), "authentication failed: wrong token"},
 		{h.client("run", "--remote", agentListen, "--token-file", short), "at least 16 bytes"},
-		{h.client(h.remoteArgs("--method", "sendfile")...), `does not run method "sendfile"`},
+		{h.client(h.remoteArgs("--method", "sendfile")...), `does not allow method "sendfile" (not in its --methods)`},
 		{h.client(h.remoteArgs("--method", "write", "--streams", "2", "--bytes", "1M")...), "the agent at " + peerHostname + " (" + agentListen + "): --data-port 7480 is too narrow for 2 streams"},
 		// --cpus per side: the receiver's CPU is the agent's to check.
 		{h.client(h.remoteArgs("--method", "write", "--bytes", "1M", "--cpus", "0:99")...), "the agent at " + peerHostname + " (" + agentListen + "): --cpus: receiver cpu 99 out of range"},
@@ -401,6 +412,34 @@ func TestRemoteBadInput(t *testing.T) {
 		if files := tempFilesOf(agent.cmd.Process.Pid); len(files) > 0 {
 			t.Errorf("%v: the agent keeps temp files %v", c.cmd.Args, files)
 		}
+	}
+}
+
+// TestRemoteMethodThePeerLacks: an agent whose kernel lacks io_uring
+// refuses, in one line that says why, to be the sender of an io_uring
+// method, leaving nothing behind, and is still the receiver of one (it
+// runs no send method then).
+func TestRemoteMethodThePeerLacks(t *testing.T) {
+	h := newTwoHosts(t)
+	h.agentLacksIOUring = true
+	agent := h.startAgent(t)
+	progsBefore := loadedPrograms()
+	cmd := h.client(h.remoteArgs("--reverse", "--method", "io_uring_zc", "--bytes", "4M")...)
+	r := run(t, cmd)
+	want := `the agent at ` + peerHostname + ` (` + agentListen + `) cannot send with "io_uring_zc": io_uring is not built into this kernel (io_uring_setup: ENOSYS)`
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code == 0 || len(lines) != 1 || lines[0] != "zcprof: "+want {
+		t.Errorf("--reverse: exit %d, stderr %q; want the one line %q", r.code, r.stderr, want)
+	}
+	assertNothingLeft(t, cmd.Args, cmd.Process.Pid, progsBefore)
+	waitFor(t, 5*time.Second, "the agent releasing its BPF programs and links", func() bool { return !agentHoldsBPF(agent) })
+
+	r = run(t, h.client(h.remoteArgs("--method", "io_uring_zc", "--bytes", "4M", "--backend", "none", "--json", "-q")...))
+	if r.code != 0 {
+		t.Fatalf("io_uring_zc to the agent: exit %d: %s", r.code, r.stderr)
+	}
+	w := decode(t, r.stdout).Cells[0].Workload
+	if w.SentBytes != 4<<20 || w.ReceivedBytes != 4<<20 {
+		t.Errorf("io_uring_zc to the agent: sent %d, received %d; want %d", w.SentBytes, w.ReceivedBytes, 4<<20)
 	}
 }
 

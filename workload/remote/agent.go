@@ -465,14 +465,23 @@ func (s *session) run(ctx context.Context) error {
 	}
 }
 
-// capabilities lists what this agent does: the side protocol and the
-// send methods it allows that this kernel has.
+// The welcome's capability prefixes for send methods.
+const (
+	methodCap      = "method:"
+	unavailableCap = "unavailable:"
+)
+
+// capabilities lists what this agent does: the side protocol, the send
+// methods it allows ("method:NAME") and, of those, the ones this kernel
+// cannot send with ("unavailable:NAME:WHY"), which matter only when it is
+// the sender (--reverse): as the receiver it runs no send method.
 func capabilities(l Limits) []string {
 	out := []string{"side", "reverse"}
 	for _, m := range l.Methods {
+		out = append(out, methodCap+m)
 		c := workload.Config{Method: m, Size: 4096, Bytes: 1, SenderCPU: -1, ReceiverCPU: -1}
-		if c.Validate() == nil {
-			out = append(out, "method:"+m)
+		if err := c.Validate(); err != nil {
+			out = append(out, unavailableCap+m+":"+strings.TrimPrefix(oneLine(err), fmt.Sprintf("method %q: ", m)))
 		}
 	}
 	return out

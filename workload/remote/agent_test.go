@@ -106,10 +106,10 @@ func TestHelloAndToken(t *testing.T) {
 	if host, _ := os.Hostname(); name != host || kernel == "" {
 		t.Errorf("host %q %q", name, kernel)
 	}
-	if err := c.CheckMethods([]string{"write", "sendfile"}); err != nil {
+	if err := c.CheckMethods([]string{"write", "sendfile"}, true); err != nil {
 		t.Error(err)
 	}
-	if err := c.CheckMethods([]string{"carrier-pigeon"}); err == nil || !strings.Contains(err.Error(), `does not run method "carrier-pigeon"`) {
+	if err := c.CheckMethods([]string{"carrier-pigeon"}, false); err == nil || !strings.Contains(err.Error(), `does not allow method "carrier-pigeon" (not in its --methods)`) {
 		t.Errorf("unknown method: %v", err)
 	}
 	c.Close()

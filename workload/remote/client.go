@@ -448,12 +448,21 @@ func (c *Client) Host() (name, kernel string) { return c.welcome.Hostname, c.wel
 // Addrs implements run.Peer.
 func (c *Client) Addrs() (local, peer netip.Addr) { return c.local, c.peer }
 
-// CheckMethods says in one line which of methods the agent does not run
-// (not allowed there, or its kernel lacks it).
-func (c *Client) CheckMethods(methods []string) error {
+// CheckMethods says in one line which of methods the agent does not allow
+// (its --methods) or, when it is the sender (reverse), cannot send with on
+// its kernel.
+func (c *Client) CheckMethods(methods []string, reverse bool) error {
 	for _, m := range methods {
-		if !slices.Contains(c.welcome.Capabilities, "method:"+m) {
-			return fmt.Errorf("the agent at %s does not run method %q (not allowed there, or its kernel lacks it)", c.name, m)
+		if !slices.Contains(c.welcome.Capabilities, methodCap+m) {
+			return fmt.Errorf("the agent at %s does not allow method %q (not in its --methods)", c.name, m)
+		}
+		if !reverse {
+			continue
+		}
+		for _, cp := range c.welcome.Capabilities {
+			if why, ok := strings.CutPrefix(cp, unavailableCap+m+":"); ok {
+				return fmt.Errorf("the agent at %s cannot send with %q: %s", c.name, m, clipLine(why))
+			}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -157,7 +158,11 @@ func (l Limits) validate(p *pb.Prepare) (prepared, error) {
 			return out, errors.New("a receiving agent takes no peer ports")
 		}
 	}
-	if err := out.cfg.Validate(); err != nil {
+	validate := out.cfg.Validate
+	if out.role == workload.RoleReceiver {
+		validate = out.cfg.ValidateReceiver
+	}
+	if err := validate(); err != nil {
 		return out, err
 	}
 	if p.Accounting != "" && !slices.Contains(kernel.AccountingChoices(), p.Accounting) {
@@ -184,6 +189,22 @@ func (l Limits) validate(p *pb.Prepare) (prepared, error) {
 func clip(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "..."
+	}
+	return s
+}
+
+// clipLine keeps what the agent says (the client trusts its words no more
+// than the agent trusts the client's) to one printable line of at most
+// 200 bytes.
+func clipLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return ' '
+	}, s)
+	if len(s) > 200 {
+		return s[:200] + "..."
 	}
 	return s
 }

@@ -163,9 +163,9 @@ func (o Options) checkHere(c workload.Config) error {
 	if o.Topology == workload.TopoRemote {
 		if o.Reverse {
 			c.SenderCPU = -1
-		} else {
-			c.ReceiverCPU = -1
+			return c.ValidateReceiver() // nor can this kernel's send methods matter
 		}
+		c.ReceiverCPU = -1
 	}
 	return c.Validate()
 }

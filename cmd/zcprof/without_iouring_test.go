@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// withoutIOUringEnv names the program the test binary execs, started with
+// it, as it would run on a kernel built without io_uring: a seccomp filter
+// makes io_uring_setup fail with ENOSYS, as it does where CONFIG_IO_URING
+// is off. None of our kernels lacks io_uring, and its sysctl
+// (io_uring_disabled) is the whole machine's.
+const withoutIOUringEnv = "ZCPROF_TEST_EXEC_WITHOUT_IO_URING"
+
+// execWithoutIOUring, when the test binary was started to be that
+// wrapper, installs the filter and execs the program: it does not return.
+func execWithoutIOUring() {
+	exe := os.Getenv(withoutIOUringEnv)
+	if exe == "" {
+		return
+	}
+	// The filter is the calling thread's, and execve keeps it for the
+	// whole new program.
+	runtime.LockOSThread()
+	filter := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}, // seccomp_data.arch
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AUDIT_ARCH_X86_64, Jt: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_IO_URING_SETUP, Jf: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fail("PR_SET_NO_NEW_PRIVS", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
+		fail("PR_SET_SECCOMP", err)
+	}
+	env := []string{}
+	for _, e := range os.Environ() {
+		if len(e) <= len(withoutIOUringEnv) || e[:len(withoutIOUringEnv)+1] != withoutIOUringEnv+"=" {
+			env = append(env, e)
+		}
+	}
+	fail("exec "+exe, syscall.Exec(exe, append([]string{exe}, os.Args[1:]...), env))
+}
+
+func fail(what string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+	os.Exit(2)
+}
