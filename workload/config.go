@@ -111,7 +111,10 @@ func (c Config) Validate() error {
 	if err := c.ValidateReceiver(); err != nil {
 		return err
 	}
-	return c.canSend()
+	if err := CanSend(c.Method); err != nil {
+		return fmt.Errorf("method %q: %v", c.Method, err)
+	}
+	return nil
 }
 
 // ValidateReceiver is Validate for the receiving half of a two-host run:
@@ -165,19 +168,20 @@ func (c Config) ValidateReceiver() error {
 	return nil
 }
 
-// canSend says whether this kernel can send with c's method.
-func (c Config) canSend() error {
-	if c.Method == MethodIOUring || c.Method == MethodIOUringZC {
-		if err := iouring.Available(); err != nil {
-			return fmt.Errorf("method %q: %v", c.Method, err)
-		}
-		op := uint8(iouring.OpSend)
-		if c.Method == MethodIOUringZC {
-			op = iouring.OpSendZC
-		}
-		if ok, err := iouring.Supported(op); err != nil || !ok {
-			return fmt.Errorf("method %q: the kernel does not support the io_uring opcode %d", c.Method, op)
-		}
+// CanSend says why this kernel cannot send with method, or nil.
+func CanSend(method string) error {
+	if method != MethodIOUring && method != MethodIOUringZC {
+		return nil
+	}
+	if err := iouring.Available(); err != nil {
+		return err
+	}
+	op, name, since := uint8(iouring.OpSend), "IORING_OP_SEND", "5.6"
+	if method == MethodIOUringZC {
+		op, name, since = iouring.OpSendZC, "IORING_OP_SEND_ZC", "6.0"
+	}
+	if ok, err := iouring.Supported(op); err != nil || !ok {
+		return fmt.Errorf("this kernel's io_uring lacks %s (Linux %s and later have it)", name, since)
 	}
 	return nil
 }

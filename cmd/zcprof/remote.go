@@ -71,6 +71,9 @@ func (r *remoteFlags) connect(ctx context.Context, f *pflag.FlagSet, opts *zrun.
 	if err != nil {
 		return none, err
 	}
+	if r.reverse && !f.Changed("method") {
+		opts.Methods = leaveOutUnsendable(opts.Methods, c.CanSend, note)
+	}
 	if err := c.CheckMethods(opts.Methods, r.reverse); err != nil {
 		c.Close()
 		return none, err

@@ -17,6 +17,7 @@ import (
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
 	"github.com/zcprof/zcprof/workload/netns"
+	zrun "github.com/zcprof/zcprof/workload/run"
 	"github.com/zcprof/zcprof/workload/run/runtest"
 )
 
@@ -432,6 +433,21 @@ func TestRemoteMethodThePeerLacks(t *testing.T) {
 	}
 	assertNothingLeft(t, cmd.Args, cmd.Process.Pid, progsBefore)
 	waitFor(t, 5*time.Second, "the agent releasing its BPF programs and links", func() bool { return !agentHoldsBPF(agent) })
+
+	// The default matrix, reversed: the agent's kernel leaves io_uring_zc out.
+	r = run(t, h.client(h.remoteArgs("--reverse", "--bytes", "1M", "--backend", "none", "--byte-classes", "off", "--json", "-q")...))
+	if want := "zcprof: the default matrix leaves out io_uring_zc: " + want; r.code != 0 || strings.TrimSpace(r.stderr) != want {
+		t.Errorf("--reverse, default matrix: exit %d, stderr %q; want exit 0 and the one line %q", r.code, r.stderr, want)
+	}
+	cells := decode(t, r.stdout).Cells
+	if len(cells) != len(zrun.DefaultMethods)-1 {
+		t.Errorf("--reverse, default matrix: %d cells, want %d", len(cells), len(zrun.DefaultMethods)-1)
+	}
+	for _, c := range cells {
+		if c.Method == workload.MethodIOUringZC || c.Workload.ReceivedBytes != 1<<20 {
+			t.Errorf("--reverse, default matrix: cell %s received %d", c.Method, c.Workload.ReceivedBytes)
+		}
+	}
 
 	r = run(t, h.client(h.remoteArgs("--method", "io_uring_zc", "--bytes", "4M", "--backend", "none", "--json", "-q")...))
 	if r.code != 0 {

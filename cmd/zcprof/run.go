@@ -93,11 +93,15 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 			if err := validateBackends(opts.Backend, opts.ByteClasses); err != nil {
 				return err
 			}
+			note := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "zcprof: "+s) }
+			if !f.Changed("method") && rf.runsHere(workload.RoleSender) {
+				opts.Methods = leaveOutUnsendable(opts.Methods, workload.CanSend, note)
+			}
 			removeLeftovers()
 			if err := out.open(); err != nil {
 				return err
 			}
-			closeRemote, err := rf.connect(cmd.Context(), f, &opts, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "zcprof: "+s) })
+			closeRemote, err := rf.connect(cmd.Context(), f, &opts, note)
 			if err != nil {
 				out.abandon()
 				return err
@@ -139,4 +143,29 @@ schedstat and times() figures beside, and the zero-copy facts the workload obser
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (a bar on a terminal, one line per cell otherwise)")
 	registerBackends(f, &opts.Backend, &opts.ByteClasses, &attr)
 	return cmd
+}
+
+// leaveOutUnsendable takes out of the default matrix the methods the
+// sending kernel cannot send with (canSend says why), in one line per
+// reason, so that a kernel without io_uring still runs the rest. Methods
+// the user named are kept, and refused in one line instead.
+func leaveOutUnsendable(methods []string, canSend func(string) error, note func(string)) []string {
+	var keep []string
+	var reasons []string
+	out := map[string][]string{}
+	for _, m := range methods {
+		err := canSend(m)
+		if err == nil {
+			keep = append(keep, m)
+			continue
+		}
+		if out[err.Error()] == nil {
+			reasons = append(reasons, err.Error())
+		}
+		out[err.Error()] = append(out[err.Error()], m)
+	}
+	for _, why := range reasons {
+		note(fmt.Sprintf("the default matrix leaves out %s: %s", strings.Join(out[why], ", "), why))
+	}
+	return keep
 }

@@ -3,11 +3,18 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
+	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zcprof/zcprof/workload"
+	zrun "github.com/zcprof/zcprof/workload/run"
 )
 
 // withoutIOUringEnv names the program the test binary execs, started with
@@ -55,4 +62,40 @@ func execWithoutIOUring() {
 func fail(what string, err error) {
 	fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
 	os.Exit(2)
+}
+
+// withoutIOUring is `zcprof args` as on a kernel without io_uring.
+func withoutIOUring(t *testing.T, args ...string) *exec.Cmd {
+	test, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(test, args...)
+	cmd.Env = append(os.Environ(), withoutIOUringEnv+"="+zcprofBin)
+	return cmd
+}
+
+// TestRunWithoutIOUring: on a kernel without io_uring the default matrix
+// runs every other method and says, in one line, what it left out and
+// why; a method the user names that the kernel lacks is refused in one
+// line.
+func TestRunWithoutIOUring(t *testing.T) {
+	requireBPF(t)
+	r := run(t, withoutIOUring(t, "run", "--bytes", "1M", "--backend", "none", "--byte-classes", "off", "--json", "-q"))
+	const want = "zcprof: the default matrix leaves out io_uring_zc: io_uring is not built into this kernel (io_uring_setup: ENOSYS)"
+	if r.code != 0 || strings.TrimSpace(r.stderr) != want {
+		t.Fatalf("default matrix: exit %d, stderr %q; want exit 0 and the one line %q", r.code, r.stderr, want)
+	}
+	var methods []string
+	for _, c := range decode(t, r.stdout).Cells {
+		methods = append(methods, c.Method)
+		if c.Workload.SentBytes != 1<<20 || c.Workload.ReceivedBytes != 1<<20 {
+			t.Errorf("%s: sent %d, received %d; want %d", c.Method, c.Workload.SentBytes, c.Workload.ReceivedBytes, 1<<20)
+		}
+	}
+	if wantMethods := slices.DeleteFunc(slices.Clone(zrun.DefaultMethods), func(m string) bool { return m == workload.MethodIOUringZC }); !slices.Equal(methods, wantMethods) {
+		t.Errorf("cells %v, want %v", methods, wantMethods)
+	}
+	r = run(t, withoutIOUring(t, "run", "--method", "io_uring", "--bytes", "1M", "-q"))
+	oneLine(t, []string{"run", "--method", "io_uring"}, r, `method "io_uring": io_uring is not built into this kernel (io_uring_setup: ENOSYS)`)
 }

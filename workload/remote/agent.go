@@ -479,9 +479,8 @@ func capabilities(l Limits) []string {
 	out := []string{"side", "reverse"}
 	for _, m := range l.Methods {
 		out = append(out, methodCap+m)
-		c := workload.Config{Method: m, Size: 4096, Bytes: 1, SenderCPU: -1, ReceiverCPU: -1}
-		if err := c.Validate(); err != nil {
-			out = append(out, unavailableCap+m+":"+strings.TrimPrefix(oneLine(err), fmt.Sprintf("method %q: ", m)))
+		if err := workload.CanSend(m); err != nil {
+			out = append(out, unavailableCap+m+":"+oneLine(err))
 		}
 	}
 	return out

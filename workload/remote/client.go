@@ -456,13 +456,18 @@ func (c *Client) CheckMethods(methods []string, reverse bool) error {
 		if !slices.Contains(c.welcome.Capabilities, methodCap+m) {
 			return fmt.Errorf("the agent at %s does not allow method %q (not in its --methods)", c.name, m)
 		}
-		if !reverse {
-			continue
+		if err := c.CanSend(m); reverse && err != nil {
+			return err
 		}
-		for _, cp := range c.welcome.Capabilities {
-			if why, ok := strings.CutPrefix(cp, unavailableCap+m+":"); ok {
-				return fmt.Errorf("the agent at %s cannot send with %q: %s", c.name, m, clipLine(why))
-			}
+	}
+	return nil
+}
+
+// CanSend says why the agent's kernel cannot send with method, or nil.
+func (c *Client) CanSend(method string) error {
+	for _, cp := range c.welcome.Capabilities {
+		if why, ok := strings.CutPrefix(cp, unavailableCap+method+":"); ok {
+			return fmt.Errorf("the agent at %s cannot send with %q: %s", c.name, method, clipLine(why))
 		}
 	}
 	return nil
