@@ -100,6 +100,36 @@ func TestRemoteTwoGuests(t *testing.T) {
 	}
 }
 
+// TestRemoteTwoGuestsMergeable: the virtio pair's device with its default
+// mergeable receive buffers (make vmtest's virtio-mrg pair). Those buffers
+// are carved from page fragments behind a header, so no piece of payload
+// is a whole, page-aligned page: TCP_ZEROCOPY_RECEIVE maps nothing and
+// copies everything. zcprof's count must be the receiver's own, and the
+// verdict must say why nothing was mapped.
+func TestRemoteTwoGuestsMergeable(t *testing.T) {
+	addr, token, bin := peerAgent(t)
+	const size = 16 << 20
+	d := runRemote(t, bin, addr, "--token-file", token, "--reverse", "--method", "write", "--rx-method", "zerocopy",
+		"--bytes", "16M", "--backend", "none", "--json", "-q")
+	if len(d.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(d.Cells))
+	}
+	c := d.Cells[0]
+	w, z := c.Workload, c.Receiver.Zerocopy
+	t.Logf("--reverse write→zerocopy into this guest: %d B received, %d mapped, %d copied by the receiver's count; zerocopy %+v; verdicts %q",
+		w.ReceivedBytes, w.RxMappedBytes, w.RxCopiedBytes, z, c.Verdicts)
+	checkTwoGuestCell(t, c, size, true)
+	if w.RxMappedBytes != 0 || w.RxCopiedBytes != size {
+		t.Errorf("the receiver's own count: %d mapped, %d copied; want nothing mapped through mergeable buffers", w.RxMappedBytes, w.RxCopiedBytes)
+	}
+	if z == nil || z.RxMappedBytes != w.RxMappedBytes || z.RxCopiedBytes != w.RxCopiedBytes {
+		t.Errorf("zcprof's receive classes %+v, want the receiver's own %d mapped, %d copied", z, w.RxMappedBytes, w.RxCopiedBytes)
+	}
+	if want := report.UnmappedWhy(c.Method, true, false); !strings.Contains(strings.Join(c.Verdicts, "\n"), want) {
+		t.Errorf("verdicts %q, want the reason nothing was mapped: %q", c.Verdicts, want)
+	}
+}
+
 // TestRemoteTwoGuestsE1000 runs between two guests joined by an e1000 each
 // on a qemu socket netdev (make vmtest, docs/vmtest.md): a link that loses
 // nothing (qemu's user network drops segments, TestRemoteOverNIC) through
