@@ -41,13 +41,13 @@ test: deps-test
 bench: build deps-test deps-bench
 	ZCPROF_REQUIRE_BPF=1 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
 
-# Churn soak: profile -a for SOAK (a Go duration) with ~100 short processes
-# a second and a late busy process checked against its own CPU clock;
-# prints peak RSS and the whole-run report's build time (make bench runs
-# it for 2 minutes).
+# Churn soak: zcprof profile -a --metrics for SOAK (a Go duration) with ~100
+# short processes a second and a late busy process checked against its own
+# CPU clock in the report and in /metrics; prints zcprof's peak RSS and its
+# time from Ctrl-C to exit (make bench runs it for 2 minutes).
 SOAK ?= 1h
 soak: build deps-test
-	ZCPROF_REQUIRE_BPF=1 ZCPROF_SOAK=$(SOAK) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSoak$$' -benchtime 1x -timeout 0 ./profiler/
+	ZCPROF_REQUIRE_BPF=1 ZCPROF_SOAK=$(SOAK) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSoak$$' -benchtime 1x -timeout 0 ./cmd/zcprof/
 
 # The BPF tests on Debian's 6.1 and 6.12 kernels under qemu, where fentry
 # and kprobes work, and on 6.12 PREEMPT_RT the tests of what RT changes

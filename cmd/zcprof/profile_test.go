@@ -27,6 +27,7 @@ var zcprofBin string
 
 func TestMain(m *testing.M) {
 	execWithoutIOUring()
+	runBusy()
 	dir, err := os.MkdirTemp("", "zcprof-bin-")
 	if err != nil {
 		panic(err)

@@ -25,6 +25,7 @@ const OtherLabel = "other"
 type Exporter struct {
 	reg     *prometheus.Registry
 	cpu     *prometheus.CounterVec
+	probe   *prometheus.CounterVec
 	calls   *prometheus.CounterVec
 	bytes   *prometheus.CounterVec
 	classes *prometheus.CounterVec
@@ -48,6 +49,9 @@ func New(max int) *Exporter {
 	e.cpu = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_cpu_seconds_total",
 		Help: "Exact on-CPU seconds of the target processes by path and context (user, syscall, softirq, hardirq)."},
 		[]string{"process", "path", "context"})
+	e.probe = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_probe_seconds_total",
+		Help: "zcprof's own handlers' time in the target processes' threads, cut out of zcprof_cpu_seconds_total: the two together are what the processes ran."},
+		[]string{"process"})
 	e.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_calls_total",
 		Help: "Syscalls of each path (softirq and hardirq paths: handler runs)."}, []string{"process", "path"})
 	e.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_syscall_bytes_total",
@@ -66,7 +70,7 @@ func New(max int) *Exporter {
 		Help: "Intervals folded into these counters."})
 	e.mapFull = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zcprof_map_full_total",
 		Help: "Updates a BPF map refused because it was full: counts missing from every other metric."}, []string{"map"})
-	e.reg.MustRegister(e.cpu, e.calls, e.bytes, e.classes, e.system, e.bpf, e.events, e.docs, e.mapFull)
+	e.reg.MustRegister(e.cpu, e.probe, e.calls, e.bytes, e.classes, e.system, e.bpf, e.events, e.docs, e.mapFull)
 	return e
 }
 
@@ -110,6 +114,9 @@ func (e *Exporter) Add(d *report.Document) {
 	defer e.mu.Unlock()
 	for _, p := range d.Processes {
 		proc := e.process(p.Comm)
+		if p.CPU.ProbeNS > 0 {
+			e.probe.WithLabelValues(proc).Add(float64(p.CPU.ProbeNS) / 1e9)
+		}
 		for _, path := range p.Paths {
 			if path.CPUNS > 0 {
 				e.cpu.WithLabelValues(proc, path.Path, Context(path.Path)).Add(float64(path.CPUNS) / 1e9)

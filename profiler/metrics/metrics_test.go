@@ -15,7 +15,7 @@ func TestCountersAddUpIntervals(t *testing.T) {
 	d := &report.Document{
 		Overhead: report.Overhead{BPFNS: 5e6, Events: 100, MapFull: map[string]uint64{"stats": 3}},
 		Processes: []report.Process{
-			{Comm: "nginx", Paths: []report.Path{
+			{Comm: "nginx", CPU: report.CPU{ProbeNS: 3e8}, Paths: []report.Path{
 				{Path: "tx.sendfile", Calls: 10, Bytes: 1 << 20, CPUNS: 2e9,
 					Zerocopy: &report.Zerocopy{TxSplicedBytes: 1 << 20}},
 				{Path: "softirq.net_rx", CPUNS: 5e8},
@@ -33,6 +33,7 @@ func TestCountersAddUpIntervals(t *testing.T) {
 	}{
 		{testutil.ToFloat64(e.cpu.WithLabelValues("nginx", "tx.sendfile", "syscall")), 4, "nginx tx.sendfile seconds"},
 		{testutil.ToFloat64(e.cpu.WithLabelValues("nginx", "softirq.net_rx", "softirq")), 1, "nginx softirq seconds"},
+		{testutil.ToFloat64(e.probe.WithLabelValues("nginx")), 0.6, "nginx probe seconds"},
 		{testutil.ToFloat64(e.classes.WithLabelValues("nginx", "tx.sendfile", "spliced")), 2 << 20, "spliced bytes"},
 		{testutil.ToFloat64(e.bytes.WithLabelValues("nginx", "tx.sendfile")), 2 << 20, "syscall bytes"},
 		{testutil.ToFloat64(e.calls.WithLabelValues("nginx", "tx.sendfile")), 20, "calls"},
