@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zcprof/zcprof/profiler/kernel"
 	"github.com/zcprof/zcprof/profiler/report"
 	"github.com/zcprof/zcprof/profiler/testenv"
 	"github.com/zcprof/zcprof/workload"
@@ -82,6 +83,39 @@ func TestRemoteOverNIC(t *testing.T) {
 	}
 	if wz := d.Cells[2].Sender.Zerocopy; wz == nil || wz.TxCopiedBytes != size || wz.TxPinnedBytes != 0 {
 		t.Errorf("write: sender zerocopy %+v: want %d bytes copied", wz, size)
+	}
+
+	// Attribution with each host's own backend: --backend auto (run's
+	// default) picks on each host what its kernel allows. On make vmtest's
+	// machine the guest allows fentry and the host refuses it (sampling):
+	// each side must carry its own host's pick, and categories from it.
+	pick, err := kernel.SelectAttribution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = runRemote(t, bin, addr, "--method", "write", "--bytes", "16M", "--json", "-q")
+	ac := d.Cells[0]
+	for _, s := range []struct {
+		who, path string
+		p         report.Process
+	}{{"sender", "tx.write", ac.Sender}, {"receiver", "rx.read", ac.Receiver}} {
+		if s.p.Host == nil {
+			t.Fatalf("write, backend auto: the %s's side names no host", s.who)
+		}
+		var cats []report.Category
+		for _, p := range s.p.Paths {
+			if p.Path == s.path {
+				cats = p.Categories
+			}
+		}
+		b := s.p.Host.Backends
+		t.Logf("write, backend auto: the %s's host (%s) attributed with %s (unavailable: %q): %s categories %+v", s.who, s.p.Host.Kernel, b.Attribution, b.Unavailable, s.path, cats)
+		if b.Attribution == "" || b.Attribution == kernel.None || len(cats) == 0 {
+			t.Errorf("write, backend auto: the %s's side attributed by %q, %s categories %+v; want its host's backend and categories", s.who, b.Attribution, s.path, cats)
+		}
+	}
+	if got := ac.Sender.Host.Backends.Attribution; got != pick.Backend {
+		t.Errorf("write, backend auto: this guest's side attributed by %q; its kernel's pick is %q", got, pick.Backend)
 	}
 
 	// --reverse: the agent's host sends into this guest through its NIC,
