@@ -208,8 +208,13 @@ func RemoveStale(fs FS) error {
 }
 
 // Orphaned reports whether zcprof's mount of fs is there with no zcprof
-// using it: what a killed zcprof leaves until the next one starts.
+// using it: what a killed zcprof leaves until the next one starts. It
+// looks under the mutex: between a release's dropping its claim and its
+// unmounting, another zcprof's mount looks unused for a moment.
 func Orphaned(fs FS) bool {
+	if mu, err := lockfile.Lock(mutexPath(), unix.LOCK_EX); err == nil {
+		defer unix.Close(mu)
+	}
 	if !fs.ours() {
 		return false
 	}

@@ -240,3 +240,40 @@ func TestSecurityfsForLockdown(t *testing.T) {
 	}
 	t.Logf("lockdown: %s", strings.TrimSpace(string(b)))
 }
+
+// Another zcprof's release in progress (its claim dropped, its unmount not
+// yet done) is not an orphaned mount: tests that check for leftovers run
+// beside other packages' sessions, which mount and unmount all the time.
+func TestReleaseInProgressIsNotOrphaned(t *testing.T) {
+	if !testenv.InFreshMounts(t) {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 500; i++ {
+			h, err := Acquire(Tracefs)
+			if err == nil {
+				err = h.Release()
+			}
+			if err != nil {
+				t.Error(err) // not Fatal: this is not the test's goroutine
+				return
+			}
+		}
+	}()
+	seen := 0
+	for {
+		select {
+		case <-done:
+			if seen > 0 {
+				t.Fatalf("a mount in the middle of its release looked orphaned %d times", seen)
+			}
+			return
+		default:
+			if Orphaned(Tracefs) {
+				seen++
+			}
+		}
+	}
+}
