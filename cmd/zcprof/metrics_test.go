@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"net"
@@ -16,24 +15,53 @@ import (
 	"time"
 )
 
+// metricLines is one scrape of url, a line per series.
+func metricLines(url string) ([]string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return strings.Split(string(b), "\n"), err
+}
+
 // scrape returns the value of the series whose line starts with prefix
 // (name{labels}), 0 if absent.
 func scrape(t *testing.T, url, series string) (float64, bool) {
 	t.Helper()
-	resp, err := http.Get(url)
+	lines, err := metricLines(url)
 	if err != nil {
 		return 0, false
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
 			v, err := strconv.ParseFloat(rest, 64)
 			return v, err == nil
 		}
 	}
 	return 0, true
+}
+
+// scrapeSum sums the series of a metric whose labels contain match.
+func scrapeSum(tb testing.TB, url, metric, match string) float64 {
+	tb.Helper()
+	lines, err := metricLines(url)
+	if err != nil {
+		tb.Fatalf("scrape %s: %v", url, err)
+	}
+	sum := 0.0
+	for _, line := range lines {
+		if !strings.HasPrefix(line, metric+"{") || !strings.Contains(line, match) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			tb.Fatalf("%s: %q", url, line)
+		}
+		sum += v
+	}
+	return sum
 }
 
 // TestMetricsMoveWithATransfer: `profile --comm X --metrics` serves

@@ -82,13 +82,9 @@ type agentProc struct {
 func (h *twoHosts) agentCmd(args ...string) *exec.Cmd {
 	exe, env := zcprofBin, append(os.Environ(), "XDG_CONFIG_HOME="+h.agentCfg)
 	if h.agentLacksIOUring {
-		// This test binary, which execs zcprof under its filter
-		// (without_iouring_test.go).
-		test, err := os.Executable()
-		if err != nil {
-			panic(err)
-		}
-		exe, env = test, append(env, withoutIOUringEnv+"="+zcprofBin)
+		var lacks string
+		exe, lacks = withoutIOUringExec()
+		env = append(env, lacks)
 	}
 	cmd := exec.Command("nsenter", append([]string{"--net=" + h.pair.Receiver.Path(), "unshare", "-u", "sh", "-c",
 		"hostname " + peerHostname + ` && exec "$0" serve "$@"`, exe}, args...)...)

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -204,30 +201,4 @@ func runBusy() {
 		os.Exit(2)
 	}
 	os.Exit(0)
-}
-
-// scrapeSum sums the series of a metric whose labels contain match.
-func scrapeSum(tb testing.TB, url, metric, match string) float64 {
-	tb.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		tb.Fatalf("scrape %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, metric+"{") || !strings.Contains(line, match) {
-			continue
-		}
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			v, err := strconv.ParseFloat(line[i+1:], 64)
-			if err != nil {
-				tb.Fatalf("%s: %q", url, line)
-			}
-			sum += v
-		}
-	}
-	return sum
 }

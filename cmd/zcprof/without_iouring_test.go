@@ -50,12 +50,7 @@ func execWithoutIOUring() {
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
 		fail("PR_SET_SECCOMP", err)
 	}
-	env := []string{}
-	for _, e := range os.Environ() {
-		if len(e) <= len(withoutIOUringEnv) || e[:len(withoutIOUringEnv)+1] != withoutIOUringEnv+"=" {
-			env = append(env, e)
-		}
-	}
+	env := slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, withoutIOUringEnv+"=") })
 	fail("exec "+exe, syscall.Exec(exe, append([]string{exe}, os.Args[1:]...), env))
 }
 
@@ -64,14 +59,18 @@ func fail(what string, err error) {
 	os.Exit(2)
 }
 
+// withoutIOUringExec is the program, and the environment entry, that run
+// zcprof as on a kernel without io_uring: this test binary (go test runs
+// it by its absolute path), which execs zcprof under the filter.
+func withoutIOUringExec() (exe, env string) {
+	return os.Args[0], withoutIOUringEnv + "=" + zcprofBin
+}
+
 // withoutIOUring is `zcprof args` as on a kernel without io_uring.
-func withoutIOUring(t *testing.T, args ...string) *exec.Cmd {
-	test, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(test, args...)
-	cmd.Env = append(os.Environ(), withoutIOUringEnv+"="+zcprofBin)
+func withoutIOUring(args ...string) *exec.Cmd {
+	exe, env := withoutIOUringExec()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), env)
 	return cmd
 }
 
@@ -81,7 +80,7 @@ func withoutIOUring(t *testing.T, args ...string) *exec.Cmd {
 // line.
 func TestRunWithoutIOUring(t *testing.T) {
 	requireBPF(t)
-	r := run(t, withoutIOUring(t, "run", "--bytes", "1M", "--backend", "none", "--byte-classes", "off", "--json", "-q"))
+	r := run(t, withoutIOUring("run", "--bytes", "1M", "--backend", "none", "--byte-classes", "off", "--json", "-q"))
 	const want = "zcprof: the default matrix leaves out io_uring_zc: io_uring is not built into this kernel (io_uring_setup: ENOSYS)"
 	if r.code != 0 || strings.TrimSpace(r.stderr) != want {
 		t.Fatalf("default matrix: exit %d, stderr %q; want exit 0 and the one line %q", r.code, r.stderr, want)
@@ -96,6 +95,6 @@ func TestRunWithoutIOUring(t *testing.T) {
 	if wantMethods := slices.DeleteFunc(slices.Clone(zrun.DefaultMethods), func(m string) bool { return m == workload.MethodIOUringZC }); !slices.Equal(methods, wantMethods) {
 		t.Errorf("cells %v, want %v", methods, wantMethods)
 	}
-	r = run(t, withoutIOUring(t, "run", "--method", "io_uring", "--bytes", "1M", "-q"))
+	r = run(t, withoutIOUring("run", "--method", "io_uring", "--bytes", "1M", "-q"))
 	oneLine(t, []string{"run", "--method", "io_uring"}, r, `method "io_uring": io_uring is not built into this kernel (io_uring_setup: ENOSYS)`)
 }
